@@ -1,0 +1,775 @@
+/* The kernel side of cottonbox's eBPF tracer.
+ *
+ * Records what the processes of one session do, and nothing else: a task is
+ * in scope when its tgid is in `tracked`, which user space seeds with the
+ * session's first process and sched_process_fork extends to every child.
+ *
+ * Syscalls are followed through their own syscalls:sys_enter_<name> and
+ * sys_exit_<name> tracepoints (raw_syscalls would cost every syscall of the
+ * host): the enter program saves the arguments by tid, the exit program emits
+ * one record with the result.  A syscall that the seccomp supervisor answered
+ * itself skips sys_enter but may still reach sys_exit; since only a saved
+ * enter produces a record, such a syscall is never recorded twice.
+ *
+ * Paths are read at sys_exit, when the kernel has faulted their pages in.  A
+ * relative path gets the absolute path of its base directory (the cwd or the
+ * dirfd), made here by walking dentries up to the mount namespace's root,
+ * because by the time user space looked, the fd could be closed or reused.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+#include "cb_wire.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+#define AT_FDCWD (-100)
+#define AF_UNIX 1
+#define SOCKFS_MAGIC 0x534F434B
+#define PID_FS_MAGIC 0x50494446
+#define ANON_INODE_FS_MAGIC 0x09041934
+
+/* Steps of a dentry walk: path components plus mount crossings. */
+#define CB_WALK_STEPS 40
+
+/* Set by user space before load. */
+const volatile __u32 sup_pidns_level = 0;	/* the supervisor's pid namespace ... */
+const volatile __u32 sup_pidns_ino = 0;		/* ... as measured by cb_calibrate */
+const volatile __u64 wakeup_bytes = 1 << 20;	/* wake the reader once this much is pending */
+const volatile __u32 wakeup_mask = 63;		/* ... or every (mask + 1) records of a CPU */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 16 << 20);
+} rb SEC(".maps");
+
+/* tgids (initial pid namespace) of the session's processes. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, __u8);
+} tracked SEC(".maps");
+
+/* A supervisor inside a pid namespace knows its session's first process only
+ * by a number of that namespace: it lands here, and the process moves to
+ * `tracked` at its next fork or exec. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 256);
+	__type(key, __s32);
+	__type(value, __u8);
+} seeds SEC(".maps");
+
+struct cb_enter {
+	__u64 args[8];		/* 6 used; 8 keeps a masked index in bounds */
+	__s32 nr;
+	__u32 addrlen;
+	__u8 addr[CB_ADDR_MAX];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, struct cb_enter);
+} enters SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, CB_NR_MAX);
+	__type(key, __u32);
+	__type(value, struct cb_sysdesc);
+} sysdesc SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct cb_counters);
+} counters SEC(".maps");
+
+/* The largest offset at which a blob of up to CB_PATH_MAX bytes is written. */
+#define CB_OFF_LIMIT (sizeof(struct cb_rec_syscall) + 3 * CB_PATH_MAX)
+#define CB_REC_BUF (CB_OFF_LIMIT + CB_PATH_MAX + CB_ADDR_MAX)
+
+/* Records with paths are built here and copied into the ring buffer at their
+ * real size: reserving the worst case (four paths) in the ring itself would
+ * take 16 KiB of it for every open. */
+struct cb_scratch {
+	__u8 rec[CB_REC_BUF];
+	__u8 walk[2 * CB_PATH_MAX];
+	struct cb_enter enter;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct cb_scratch);
+} scratch SEC(".maps");
+
+/* The layouts of syscalls:sys_enter_* and sys_exit_* (see their format files). */
+struct cb_sys_enter_ctx {
+	__u64 common;
+	__s32 nr;
+	__u32 pad;
+	__u64 args[6];
+};
+
+struct cb_sys_exit_ctx {
+	__u64 common;
+	__s32 nr;
+	__u32 pad;
+	__s64 ret;
+};
+
+/* Result of the copy helpers: length, plus status bits. */
+#define R_TRUNC (1u << 16)
+#define R_FAULT (1u << 17)
+#define R_LEN(r) ((r) & 0xffff)
+
+static __always_inline struct cb_counters *get_counters(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&counters, &zero);
+}
+
+/* Wakeups are what a ring buffer costs most under load: the reader is woken
+ * every few records or once enough bytes wait, and polls with a short timeout
+ * for the rest. */
+static __always_inline __u64 wake_flags(struct cb_counters *c)
+{
+	if (c && !(c->records & wakeup_mask))
+		return BPF_RB_FORCE_WAKEUP;
+	if (bpf_ringbuf_query(&rb, BPF_RB_AVAIL_DATA) >= wakeup_bytes)
+		return BPF_RB_FORCE_WAKEUP;
+	return BPF_RB_NO_WAKEUP;
+}
+
+static __always_inline void emit(void *rec, __u32 size)
+{
+	struct cb_counters *c = get_counters();
+
+	if (bpf_ringbuf_output(&rb, rec, size, wake_flags(c))) {
+		if (c)
+			c->lost++;
+		return;
+	}
+	if (c)
+		c->records++;
+}
+
+static __always_inline void *reserve(__u32 size)
+{
+	void *r = bpf_ringbuf_reserve(&rb, size, 0);
+
+	if (!r) {
+		struct cb_counters *c = get_counters();
+
+		if (c)
+			c->lost++;
+	}
+	return r;
+}
+
+static __always_inline void submit(void *r)
+{
+	struct cb_counters *c = get_counters();
+
+	bpf_ringbuf_submit(r, wake_flags(c));
+	if (c)
+		c->records++;
+}
+
+/* The number of `pid` in the supervisor's pid namespace; 0 when the task is
+ * not visible there.  bpf_get_ns_current_pid_tgid() cannot do this: it only
+ * answers for a task whose own namespace is the one asked about, and the
+ * session lives in a namespace below the supervisor's. */
+static __always_inline __s32 sup_nr(struct pid *pid, __s32 global)
+{
+	struct upid *up;
+	__u32 level;
+
+	if (sup_pidns_level == 0)
+		return global;
+	if (!pid)
+		return 0;
+	level = BPF_CORE_READ(pid, level);
+	if (level < sup_pidns_level)
+		return 0;
+	up = (void *)pid + bpf_core_field_offset(struct pid, numbers) +
+	     sup_pidns_level * bpf_core_type_size(struct upid);
+	if (BPF_CORE_READ(up, ns, ns.inum) != sup_pidns_ino)
+		return 0;
+	return BPF_CORE_READ(up, nr);
+}
+
+static __always_inline void fill_hdr(struct cb_rec_hdr *h, __u16 kind, __u32 size,
+				     struct task_struct *task, __u64 id)
+{
+	h->size = size;
+	h->kind = kind;
+	h->version = CB_WIRE_VERSION;
+	h->flags = 0;
+	h->uid = (__u32)bpf_get_current_uid_gid();
+	h->ts_ns = bpf_ktime_get_ns();
+	h->gpid = id >> 32;
+	h->gtid = (__u32)id;
+	if (sup_pidns_level == 0) {
+		h->pid = h->gpid;
+		h->tid = h->gtid;
+	} else {
+		h->pid = sup_nr(BPF_CORE_READ(task, group_leader, thread_pid), h->gpid);
+		h->tid = sup_nr(BPF_CORE_READ(task, thread_pid), h->gtid);
+	}
+	bpf_get_current_comm(h->comm, sizeof(h->comm));
+}
+
+static __always_inline bool is_tracked(__u32 tgid)
+{
+	return bpf_map_lookup_elem(&tracked, &tgid) != NULL;
+}
+
+/* Moves a seeded process (nested supervisor only) to `tracked`. */
+static __always_inline bool take_seed(struct task_struct *task, __u32 tgid)
+{
+	__s32 nr;
+	__u8 one = 1;
+
+	if (sup_pidns_level == 0)
+		return false;
+	nr = sup_nr(BPF_CORE_READ(task, group_leader, thread_pid), tgid);
+	if (!nr || !bpf_map_lookup_elem(&seeds, &nr))
+		return false;
+	bpf_map_delete_elem(&seeds, &nr);
+	bpf_map_update_elem(&tracked, &tgid, &one, BPF_ANY);
+	return true;
+}
+
+static __always_inline struct file *fd_file(struct task_struct *task, __s64 fd)
+{
+	struct fdtable *fdt = BPF_CORE_READ(task, files, fdt);
+	struct file **fds = BPF_CORE_READ(fdt, fd);
+	unsigned int max = BPF_CORE_READ(fdt, max_fds);
+	struct file *f = NULL;
+
+	if (fd < 0 || fd >= max)
+		return NULL;
+	bpf_probe_read_kernel(&f, sizeof(f), &fds[fd]);
+	return f;
+}
+
+static __always_inline unsigned long file_magic(struct file *f)
+{
+	return BPF_CORE_READ(f, f_inode, i_sb, s_magic);
+}
+
+/* Writes the absolute path of (vmnt, d) backwards so that it ends at
+ * w[CB_PATH_MAX], crossing mounts up to the mount namespace's root (a chroot
+ * is not a stop: records name files as the namespace sees them).  Returns the
+ * start offset << 2 | status: 0 complete, 1 cut short, 2 not reachable from
+ * the root (a pipe, a socket, an anonymous inode). */
+static __noinline __u32 walk(struct vfsmount *vmnt, struct dentry *d, __u8 *w)
+{
+	struct mount *mnt = (void *)vmnt - bpf_core_field_offset(struct mount, mnt);
+	__u32 pos = CB_PATH_MAX, status = 1, len;
+	int i;
+
+	for (i = 0; i < CB_WALK_STEPS; i++) {
+		struct dentry *root = BPF_CORE_READ(vmnt, mnt_root);
+		struct dentry *parent = BPF_CORE_READ(d, d_parent);
+
+		if (d == root || d == parent) {
+			struct mount *up = BPF_CORE_READ(mnt, mnt_parent);
+
+			if (d != root) {
+				status = 2;
+				break;
+			}
+			if (up == mnt) {
+				status = 0;
+				break;
+			}
+			d = BPF_CORE_READ(mnt, mnt_mountpoint);
+			mnt = up;
+			vmnt = (void *)up + bpf_core_field_offset(struct mount, mnt);
+			continue;
+		}
+		len = BPF_CORE_READ(d, d_name.len);
+		if (len >= pos)
+			break;
+		pos = (pos - len - 1) & (CB_PATH_MAX - 1);
+		len &= CB_PATH_MAX - 1;
+		bpf_probe_read_kernel(w + pos + 1, len, BPF_CORE_READ(d, d_name.name));
+		w[pos] = '/';
+		d = parent;
+	}
+	return pos << 2 | status;
+}
+
+/* Appends the absolute path of (vmnt, d) at s->rec[off]. */
+static __noinline __u32 copy_walk(struct cb_scratch *s, __u32 off, struct vfsmount *vmnt,
+				  struct dentry *d)
+{
+	__u32 r, pos, len, status;
+
+	if (off > CB_OFF_LIMIT)
+		return R_FAULT;
+	if (!vmnt || !d)
+		return R_FAULT;
+	r = walk(vmnt, d, s->walk);
+	status = r & 3;
+	pos = r >> 2;
+	if (pos >= CB_PATH_MAX) {
+		s->rec[off] = '/';
+		len = 1;
+	} else {
+		pos &= CB_PATH_MAX - 1;
+		len = CB_PATH_MAX - pos;
+		bpf_probe_read_kernel(s->rec + off, len, s->walk + pos);
+	}
+	return len | (status == 1 ? R_TRUNC : 0) | (status == 2 ? R_FAULT : 0);
+}
+
+static __noinline __u32 copy_cwd(struct cb_scratch *s, __u32 off)
+{
+	struct task_struct *task = (void *)bpf_get_current_task();
+	struct fs_struct *fs = BPF_CORE_READ(task, fs);
+
+	return copy_walk(s, off, BPF_CORE_READ(fs, pwd.mnt), BPF_CORE_READ(fs, pwd.dentry));
+}
+
+static __noinline __u32 copy_fd_path(struct cb_scratch *s, __u32 off, __s64 fd)
+{
+	struct task_struct *task = (void *)bpf_get_current_task();
+	struct file *f = fd_file(task, fd);
+
+	if (!f)
+		return R_FAULT;
+	return copy_walk(s, off, BPF_CORE_READ(f, f_path.mnt), BPF_CORE_READ(f, f_path.dentry));
+}
+
+static __noinline __u32 copy_user_str(struct cb_scratch *s, __u32 off, const char *p)
+{
+	long n;
+
+	if (off > CB_OFF_LIMIT)
+		return R_FAULT;
+	n = bpf_probe_read_user_str(s->rec + off, CB_PATH_MAX, p);
+	if (n <= 0)
+		return R_FAULT;
+	return (n - 1) | (n >= CB_PATH_MAX ? R_TRUNC : 0);
+}
+
+static __noinline __u32 copy_kernel_str(struct cb_scratch *s, __u32 off, const char *p)
+{
+	long n;
+
+	if (off > CB_OFF_LIMIT)
+		return R_FAULT;
+	n = bpf_probe_read_kernel_str(s->rec + off, CB_PATH_MAX, p);
+	if (n <= 0)
+		return R_FAULT;
+	return (n - 1) | (n >= CB_PATH_MAX ? R_TRUNC : 0);
+}
+
+static __always_inline void set_blob(struct cb_rec_syscall *r, __u32 b, __u32 res)
+{
+	if (b >= CB_SYS_NBLOBS)
+		return;
+	r->len[b] = R_LEN(res);
+	if (res & R_TRUNC)
+		r->hdr.flags |= CB_F_TRUNC(b);
+	if (res & R_FAULT)
+		r->hdr.flags |= CB_F_FAULT(b);
+}
+
+#define CB_NO_BASE (1LL << 40)
+
+/* Appends path blob b (from user memory) and, unless it is absolute, its base
+ * directory as blob b + 1. `at`: the dirfd, AT_FDCWD, or CB_NO_BASE. */
+static __noinline __u32 append_path(struct cb_scratch *s, __u32 off, __u32 b, const char *p,
+				    __s64 at)
+{
+	struct cb_rec_syscall *r = (void *)s->rec;
+	__u32 res, len;
+	bool absolute;
+
+	if (b > CB_SYS_PATH2 || off > CB_OFF_LIMIT)
+		return off;
+	res = copy_user_str(s, off, p);
+	len = R_LEN(res) & (CB_PATH_MAX - 1);
+	set_blob(r, b, res);
+	absolute = len && s->rec[off] == '/';
+	off += len;
+	if (absolute || at == CB_NO_BASE || (res & R_FAULT))
+		return off;
+	if (at == AT_FDCWD)
+		res = copy_cwd(s, off);
+	else
+		res = copy_fd_path(s, off, at);
+	set_blob(r, b + 1, res);
+	return off + (R_LEN(res) & (2 * CB_PATH_MAX - 1));
+}
+
+static __always_inline __s64 dirfd_of(struct cb_enter *e, __s8 path, __s8 dirfd)
+{
+	if (path < 0)
+		return CB_FD_NONE;
+	if (dirfd == CB_AT_CWD)
+		return AT_FDCWD;
+	if (dirfd < 0)
+		return CB_NO_BASE;
+	return (int)e->args[dirfd & 7];
+}
+
+static __always_inline void socket_type(struct cb_rec_syscall *r, __s64 fd)
+{
+	struct task_struct *task = (void *)bpf_get_current_task();
+	struct file *f = fd_file(task, fd);
+	struct socket *sock;
+
+	if (!f || file_magic(f) != SOCKFS_MAGIC)
+		return;
+	sock = BPF_CORE_READ(f, private_data);
+	r->sock_type = BPF_CORE_READ(sock, type);
+	r->sock_proto = BPF_CORE_READ(sock, sk, sk_protocol);
+}
+
+static __always_inline void pidfd_target(struct cb_rec_syscall *r, __s64 fd)
+{
+	struct task_struct *task = (void *)bpf_get_current_task();
+	struct file *f = fd_file(task, fd);
+	unsigned long magic;
+	struct pid *pid;
+	struct upid *up;
+
+	if (!f)
+		return;
+	/* pidfs (6.9+) keeps the pid in the inode, older pidfds in the file;
+	 * a /proc/<pid> directory fd is left unresolved. */
+	magic = file_magic(f);
+	if (magic == PID_FS_MAGIC)
+		pid = BPF_CORE_READ(f, f_inode, i_private);
+	else if (magic == ANON_INODE_FS_MAGIC)
+		pid = BPF_CORE_READ(f, private_data);
+	else
+		return;
+	if (!pid)
+		return;
+	up = (void *)pid + bpf_core_field_offset(struct pid, numbers);
+	r->target_gpid = BPF_CORE_READ(up, nr);
+	r->target_pid = sup_nr(pid, r->target_gpid);
+}
+
+static __always_inline int save_enter(__s32 nr, const __u64 *args)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)id, zero = 0, len;
+	struct cb_sysdesc *d;
+	struct cb_scratch *s;
+	struct cb_enter *e;
+	int i;
+
+	d = bpf_map_lookup_elem(&sysdesc, &nr);
+	if (!d || !d->traced)
+		return 0;
+	s = bpf_map_lookup_elem(&scratch, &zero);
+	if (!s)
+		return 0;
+	e = &s->enter;
+	e->nr = nr;
+	for (i = 0; i < CB_NARGS; i++)
+		e->args[i] = args[i];
+	e->addrlen = 0;
+	/* The sockaddr is copied now: the caller may reuse its buffer as soon
+	 * as connect() returns, and a non-blocking connect returns early. */
+	if (d->addr >= 0 && d->addrlen >= 0) {
+		len = e->args[d->addrlen & 7];
+		if (len > CB_ADDR_MAX)
+			len = CB_ADDR_MAX;
+		if (!bpf_probe_read_user(e->addr, len, (void *)e->args[d->addr & 7]))
+			e->addrlen = len;
+	}
+	if (d->how >= 0) {
+		struct open_how how = {};
+
+		if (!bpf_probe_read_user(&how, sizeof(how), (void *)e->args[d->how & 7])) {
+			e->args[2] = how.flags;
+			e->args[3] = how.mode;
+			e->args[4] = how.resolve;
+		}
+	}
+	if (bpf_map_update_elem(&enters, &tid, e, BPF_ANY)) {
+		struct cb_counters *c = get_counters();
+
+		if (c)
+			c->enter_dropped++;
+	}
+	return 0;
+}
+
+/* One enter program per argument count: the kernel refuses to attach a
+ * program that reads past the end of a tracepoint's record. */
+#define CB_SYS_ENTER(n)								\
+SEC("tracepoint")								\
+int cb_sys_enter##n(struct cb_sys_enter_ctx *ctx)				\
+{										\
+	__u64 args[CB_NARGS] = {};						\
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;				\
+	int i;									\
+										\
+	if (!is_tracked(tgid))							\
+		return 0;							\
+	for (i = 0; i < (n); i++)						\
+		args[i] = ctx->args[i];						\
+	return save_enter(ctx->nr, args);					\
+}
+
+CB_SYS_ENTER(1)
+CB_SYS_ENTER(2)
+CB_SYS_ENTER(3)
+CB_SYS_ENTER(4)
+CB_SYS_ENTER(5)
+CB_SYS_ENTER(6)
+
+SEC("tracepoint")
+int cb_sys_exit(struct cb_sys_exit_ctx *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)id, zero = 0, off, res;
+	struct cb_rec_syscall *r;
+	struct cb_enter *saved, *e;
+	struct cb_sysdesc *d;
+	struct cb_scratch *s;
+	__s32 nr;
+	int i;
+
+	saved = bpf_map_lookup_elem(&enters, &tid);
+	if (!saved)
+		return 0;
+	s = bpf_map_lookup_elem(&scratch, &zero);
+	if (!s) {
+		bpf_map_delete_elem(&enters, &tid);
+		return 0;
+	}
+	e = &s->enter;
+	bpf_probe_read_kernel(e, sizeof(*e), saved);
+	bpf_map_delete_elem(&enters, &tid);
+	nr = e->nr;
+	if (nr != ctx->nr)
+		return 0;
+	d = bpf_map_lookup_elem(&sysdesc, &nr);
+	if (!d)
+		return 0;
+
+	r = (void *)s->rec;
+	fill_hdr(&r->hdr, CB_REC_SYSCALL, 0, (void *)bpf_get_current_task(), id);
+	r->ret = ctx->ret;
+	for (i = 0; i < CB_NARGS; i++)
+		r->args[i] = e->args[i];
+	r->nr = nr;
+	r->dirfd1 = dirfd_of(e, d->path1, d->dirfd1);
+	r->dirfd2 = dirfd_of(e, d->path2, d->dirfd2);
+	r->fd = CB_FD_NONE;
+	r->target_pid = 0;
+	r->target_gpid = 0;
+	r->sock_type = 0;
+	r->sock_proto = 0;
+	for (i = 0; i < CB_SYS_NBLOBS; i++)
+		r->len[i] = 0;
+	off = sizeof(*r);
+
+	if (d->path1 >= 0) {
+		off = append_path(s, off, CB_SYS_PATH1, (const char *)e->args[d->path1 & 7],
+				  dirfd_of(e, d->path1, d->dirfd1));
+	} else if (d->fd >= 0) {
+		r->fd = e->args[d->fd & 7];
+		res = copy_fd_path(s, off, r->fd);
+		set_blob(r, CB_SYS_BASE1, res);
+		off += R_LEN(res) & (2 * CB_PATH_MAX - 1);
+	}
+	if (d->path2 >= 0)
+		off = append_path(s, off, CB_SYS_PATH2, (const char *)e->args[d->path2 & 7],
+				  dirfd_of(e, d->path2, d->dirfd2));
+	if (d->sock >= 0) {
+		r->fd = e->args[d->sock & 7];
+		socket_type(r, r->fd);
+	}
+	if (d->pidfd >= 0) {
+		r->fd = e->args[d->pidfd & 7];
+		pidfd_target(r, r->fd);
+	}
+	if (d->addr >= 0 && e->addrlen >= 2) {
+		__u32 len = e->addrlen & (2 * CB_ADDR_MAX - 1);
+
+		/* A relative unix socket path is relative to the cwd. */
+		if (e->addr[0] == AF_UNIX && e->addr[1] == 0 && len > 2 &&
+		    e->addr[2] != 0 && e->addr[2] != '/' && d->path1 < 0) {
+			res = copy_cwd(s, off);
+			set_blob(r, CB_SYS_BASE1, res);
+			off += R_LEN(res) & (2 * CB_PATH_MAX - 1);
+		}
+		if (off <= CB_OFF_LIMIT + CB_PATH_MAX && len <= CB_ADDR_MAX) {
+			bpf_probe_read_kernel(s->rec + off, len, e->addr);
+			r->len[CB_SYS_ADDR] = len;
+			off += len;
+		}
+	}
+	if (off > sizeof(s->rec))
+		return 0;
+	r->hdr.size = off;
+	emit(s->rec, off);
+	return 0;
+}
+
+SEC("raw_tp/sched_process_fork")
+int BPF_PROG(cb_fork, struct task_struct *parent, struct task_struct *child)
+{
+	__u32 ptgid = BPF_CORE_READ(parent, tgid);
+	__u32 ctgid = BPF_CORE_READ(child, tgid);
+	struct task_struct *rp;
+	struct cb_rec_fork *r;
+	__u8 one = 1;
+
+	if (ptgid == ctgid)	/* a new thread: its tgid is tracked already */
+		return 0;
+	if (!is_tracked(ptgid) && !take_seed(parent, ptgid))
+		return 0;
+	if (bpf_map_update_elem(&tracked, &ctgid, &one, BPF_ANY)) {
+		struct cb_counters *c = get_counters();
+
+		/* A child we cannot follow: everything it does is lost. */
+		if (c)
+			c->lost++;
+	}
+	r = reserve(sizeof(*r));
+	if (!r)
+		return 0;
+	fill_hdr(&r->hdr, CB_REC_FORK, sizeof(*r), parent, bpf_get_current_pid_tgid());
+	r->child_gpid = ctgid;
+	r->child_pid = sup_nr(BPF_CORE_READ(child, thread_pid), ctgid);
+	rp = BPF_CORE_READ(child, real_parent);
+	r->gppid = BPF_CORE_READ(rp, tgid);
+	r->ppid = sup_nr(BPF_CORE_READ(rp, group_leader, thread_pid), r->gppid);
+	submit(r);
+	return 0;
+}
+
+SEC("raw_tp/sched_process_exec")
+int BPF_PROG(cb_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
+{
+	struct task_struct *task = (void *)bpf_get_current_task();
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tgid = id >> 32, zero = 0, off, res, len;
+	unsigned long start, end;
+	struct cb_rec_exec *r;
+	struct cb_scratch *s;
+	struct mm_struct *mm;
+	bool absolute;
+
+	if (!is_tracked(tgid) && !take_seed(task, tgid))
+		return 0;
+	s = bpf_map_lookup_elem(&scratch, &zero);
+	if (!s)
+		return 0;
+	r = (void *)s->rec;
+	fill_hdr(&r->hdr, CB_REC_EXEC, 0, task, id);
+	r->old_gtid = old_pid;
+	r->len[CB_EXEC_FILE] = 0;
+	r->len[CB_EXEC_BASE] = 0;
+	r->len[CB_EXEC_ARGV] = 0;
+	off = sizeof(*r);
+
+	res = copy_kernel_str(s, off, BPF_CORE_READ(bprm, filename));
+	len = R_LEN(res) & (CB_PATH_MAX - 1);
+	r->len[CB_EXEC_FILE] = len;
+	if (res & R_TRUNC)
+		r->hdr.flags |= CB_F_TRUNC(CB_EXEC_FILE);
+	if (res & R_FAULT)
+		r->hdr.flags |= CB_F_FAULT(CB_EXEC_FILE);
+	absolute = len && s->rec[off & (CB_REC_BUF - 1)] == '/';
+	off += len;
+	if (!absolute) {
+		res = copy_cwd(s, off);
+		len = R_LEN(res) & (2 * CB_PATH_MAX - 1);
+		r->len[CB_EXEC_BASE] = len;
+		if (res & R_TRUNC)
+			r->hdr.flags |= CB_F_TRUNC(CB_EXEC_BASE);
+		if (res & R_FAULT)
+			r->hdr.flags |= CB_F_FAULT(CB_EXEC_BASE);
+		off += len;
+	}
+
+	/* argv as the new image got it, before any of its code ran. */
+	mm = BPF_CORE_READ(task, mm);
+	start = BPF_CORE_READ(mm, arg_start);
+	end = BPF_CORE_READ(mm, arg_end);
+	len = end > start ? end - start : 0;
+	if (len > CB_ARGV_MAX) {
+		len = CB_ARGV_MAX;
+		r->hdr.flags |= CB_F_TRUNC(CB_EXEC_ARGV);
+	}
+	if (off <= CB_OFF_LIMIT && len) {
+		if (bpf_probe_read_user(s->rec + off, len, (void *)start)) {
+			r->hdr.flags |= CB_F_FAULT(CB_EXEC_ARGV);
+		} else {
+			r->len[CB_EXEC_ARGV] = len;
+			off += len;
+		}
+	}
+	if (off > sizeof(s->rec))
+		return 0;
+	r->hdr.size = off;
+	emit(s->rec, off);
+	return 0;
+}
+
+SEC("raw_tp/sched_process_exit")
+int BPF_PROG(cb_exit, struct task_struct *task)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tgid = id >> 32, tid = (__u32)id;
+	struct cb_rec_exit *r;
+
+	if (!is_tracked(tgid))
+		return 0;
+	bpf_map_delete_elem(&enters, &tid);
+	/* do_exit() has already counted this thread out of signal->live. */
+	if (BPF_CORE_READ(task, signal, live.counter) != 0)
+		return 0;
+	bpf_map_delete_elem(&tracked, &tgid);
+	r = reserve(sizeof(*r));
+	if (!r)
+		return 0;
+	fill_hdr(&r->hdr, CB_REC_EXIT, sizeof(*r), task, id);
+	r->status = BPF_CORE_READ(task, exit_code);
+	r->pad = 0;
+	submit(r);
+	return 0;
+}
+
+SEC("raw_tp/io_uring_submit_req")
+int BPF_PROG(cb_io_uring, struct io_kiocb *req)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct cb_rec_io_uring *r;
+
+	/* An SQPOLL thread belongs to the submitting process's thread group. */
+	if (!is_tracked(id >> 32))
+		return 0;
+	r = reserve(sizeof(*r));
+	if (!r)
+		return 0;
+	fill_hdr(&r->hdr, CB_REC_IO_URING, sizeof(*r), (void *)bpf_get_current_task(), id);
+	r->opcode = BPF_CORE_READ(req, opcode);
+	r->user_data = BPF_CORE_READ(req, cqe.user_data);
+	r->req_flags = BPF_CORE_READ_BITFIELD_PROBED(req, flags);
+	__builtin_memset(r->pad, 0, sizeof(r->pad));
+	submit(r);
+	return 0;
+}

@@ -1,0 +1,44 @@
+// What the writer and the reader share: the schema, its version check, the
+// encodings of columns that are not plain scalars, and how a dead session is
+// told from a live one.  Private to cb_db.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "db/sqlite.h"
+#include "db/store.h"
+
+namespace cb::db::detail {
+
+// Checks PRAGMA user_version; with `create`, lays out the schema in an empty
+// file.  A newer version is an error that says so: this build must not write
+// rows a newer reader would misread, nor read columns it does not know.
+Result<Ok> ensure_schema(sql::Database& db, const std::string& path, bool create);
+
+// Connection settings both sides use: how long to wait for another
+// connection's lock before reporting SQLITE_BUSY.
+constexpr int kBusyTimeoutMs = 5000;
+
+// /proc/sys/kernel/random/boot_id without the newline; "" if unreadable.
+std::string current_boot_id();
+// True when `pid` is this process, or a live process whose comm or
+// executable contains "cottonbox" (pid reuse by anything else is not ours).
+bool supervisor_alive(int32_t pid);
+// A 'running' row whose supervisor is gone: another boot, or a dead pid.
+bool running_session_is_stale(std::string_view boot_id, int32_t supervisor_pid,
+                              std::string_view current_boot);
+
+// JSON arrays of strings that stay exact: an element that is not valid UTF-8
+// is stored as {"b64": "..."} (JSON text cannot carry raw bytes).
+std::string encode_string_array(const std::vector<std::string>& v);
+std::vector<std::string> decode_string_array(std::string_view json);
+
+std::optional<Source> parse_source(std::string_view s);
+std::optional<Layer> parse_layer(std::string_view s);
+std::optional<SessionState> parse_session_state(std::string_view s);
+
+}  // namespace cb::db::detail

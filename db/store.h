@@ -1,0 +1,213 @@
+// The audit store: one SQLite file in WAL mode, one writer thread, batched
+// transactions, nothing lost on any exit path.
+//
+// Writer: producers (the supervisor's receive loop, the eBPF reader, askers)
+// call the add_*() functions, which only enqueue and never touch SQLite; the
+// writer thread commits what is queued at least every kCommitInterval, and
+// flush()/end_session()/the destructor commit everything before returning.
+// Reader: read-only connections for `cottonbox sessions|events|tree` and the
+// GUI's forensic review.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "policy/event.h"
+#include "policy/result.h"
+
+namespace cb::db {
+
+constexpr int kSchemaVersion = 1;
+constexpr std::chrono::milliseconds kCommitInterval{50};
+
+// ---------------------------------------------------------------- records --
+
+struct SessionStart {
+  std::string uuid;  // random, for matching live sessions in the GUI
+  std::string name;  // --name LABEL
+  std::vector<std::string> argv;
+  std::string cwd;
+  uint32_t uid = 0;
+  std::string user;
+  std::string hostname;
+  std::vector<std::string> policy_files;
+  std::string policy_hash;
+  int64_t started_ns = 0;
+  bool observe = false;
+  std::string tracer;    // "seccomp", "ebpf", "seccomp,ebpf"
+  std::string ask_mode;  // "gui", "tty", "deny", "allow"
+  int32_t supervisor_pid = 0;
+  std::string boot_id;   // /proc/sys/kernel/random/boot_id: with supervisor_pid, tells a dead session
+};
+
+enum class SessionState { Running, Ended, Aborted };
+std::string_view session_state_name(SessionState s);
+
+struct SessionEnd {
+  int64_t ended_ns = 0;
+  int exit_status = -1;  // the command's exit status as `cottonbox run` returns it (128+N for signal N)
+  int exit_signal = 0;   // N when a signal ended it
+  SessionState state = SessionState::Ended;
+};
+
+struct ProcessRow {
+  uint64_t proc_id = 0;         // session-unique, assigned by the tracer
+  uint64_t parent_proc_id = 0;  // 0: the root of the tree or unknown
+  int32_t pid = 0;
+  int32_t ppid = 0;
+  uint32_t uid = 0;
+  std::string comm;
+  std::string exe;
+  std::vector<std::string> argv;
+  std::string cwd;
+  int64_t started_ns = 0;
+};
+
+// A process image replaced by exec: same proc_id, new exe/argv/comm.
+struct ProcessExec {
+  uint64_t proc_id = 0;
+  int64_t ts_ns = 0;
+  std::string comm;
+  std::string exe;
+  std::vector<std::string> argv;
+};
+
+struct ProcessExit {
+  uint64_t proc_id = 0;
+  int64_t ended_ns = 0;
+  int exit_status = -1;  // 0..255 when it exited, -1 unknown
+  int exit_signal = 0;   // N when killed by signal N
+};
+
+struct EventRow {
+  uint64_t seq = 0;  // session-unique, assigned by the producer (approvals refer to it)
+  Event ev;          // ev.proc->proc_id links the process
+  Verdict verdict;   // what the policy said (allow/deny/ask/log, the rule)
+  bool allowed = true;     // what was decided in the end (an ask's answer; deny when unanswered)
+  bool enforced = true;    // false in --observe sessions: the decision was recorded, not applied
+  Layer layer = Layer::None;
+  int32_t result_errno = -1;  // 0 success, >0 the errno the syscall returned, -1 unknown
+  uint32_t count = 1;         // >1 when a burst of identical events was folded into one row
+};
+
+struct ApprovalRow {
+  uint64_t event_seq = 0;
+  int64_t asked_ns = 0;
+  int64_t answered_ns = 0;
+  std::string answered_by;  // "tty", "gui", "timeout", "no-asker", or a protocol client's name
+  std::string answer;       // "allow-once", "deny-once", "allow-tree", "deny-tree", "allow-always", "deny-always", "timeout"
+  std::string rule_written; // the rule text saved to the user rules file, if any
+};
+
+// ----------------------------------------------------------------- writer --
+
+struct WriterStats {
+  uint64_t queued = 0;     // records accepted
+  uint64_t committed = 0;  // records in the database
+  uint64_t errors = 0;     // failed commits (the records are retried, then reported)
+  uint64_t refused = 0;    // records SQLite rejected on their own (skipped so the rest commit)
+  std::string last_error;  // the latest failure, "" if none
+};
+
+class Writer {
+ public:
+  // Creates the file (and its directory) if needed, sets WAL, checks/creates
+  // the schema.  Also marks sessions whose supervisor is gone (same boot,
+  // pid not running cottonbox) as aborted.
+  static Result<std::unique_ptr<Writer>> open(const std::string& path);
+  ~Writer();  // commits everything queued, stops the thread
+  Writer(const Writer&) = delete;
+  Writer& operator=(const Writer&) = delete;
+
+  // Synchronous: inserts the session row and returns its id.
+  Result<int64_t> begin_session(const SessionStart& s);
+
+  // Asynchronous and thread-safe; they never block on SQLite.
+  void add_process(int64_t session, ProcessRow p);
+  void exec_process(int64_t session, ProcessExec e);
+  void exit_process(int64_t session, ProcessExit e);
+  void add_event(int64_t session, EventRow e);
+  void add_approval(int64_t session, ApprovalRow a);
+  void add_degraded(int64_t session, std::string reason);  // appended once per distinct reason
+  void set_events_lost(int64_t session, uint64_t lost);    // the tracer's running total
+
+  // Blocks until everything queued before the call is committed.
+  Result<Ok> flush();
+  // Records the end, then flushes.
+  Result<Ok> end_session(int64_t session, const SessionEnd& e);
+
+  WriterStats stats() const;
+  const std::string& path() const;
+
+ private:
+  struct Impl;
+  explicit Writer(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// ----------------------------------------------------------------- reader --
+
+struct SessionSummary {
+  int64_t id = 0;
+  SessionStart start;
+  std::optional<SessionEnd> end;     // nullopt while running
+  SessionState state = SessionState::Running;
+  std::vector<std::string> degraded;
+  uint64_t events_lost = 0;
+  uint64_t events = 0, denials = 0, asks = 0, processes = 0;
+};
+
+struct EventQuery {
+  std::optional<int64_t> session;
+  std::optional<std::string> action;    // exact action name, or a group (file.mutate, file.*)
+  std::optional<std::string> decision;  // "allow" | "deny" | "ask" | "log" (ask/log match the verdict)
+  std::optional<std::string> path_glob; // matched against path and target
+  std::optional<int32_t> pid;
+  std::optional<uint64_t> proc_id;
+  int64_t after_id = 0;  // for paging and live tails
+  int64_t limit = 0;     // 0: no limit
+};
+
+struct StoredEvent {
+  int64_t id = 0;
+  int64_t session = 0;
+  EventRow row;           // row.ev.proc points at a ProcessInfo rebuilt from the processes table
+  std::optional<ApprovalRow> approval;
+};
+
+struct StoredProcess {
+  int64_t session = 0;
+  ProcessRow row;
+  std::optional<ProcessExit> exit;
+  uint64_t events = 0, denials = 0;
+};
+
+class Reader {
+ public:
+  static Result<std::unique_ptr<Reader>> open(const std::string& path);
+  ~Reader();
+
+  Result<std::vector<SessionSummary>> sessions();
+  Result<SessionSummary> session(int64_t id);
+  Result<std::vector<StoredEvent>> events(const EventQuery& q);
+  Result<std::vector<StoredProcess>> processes(int64_t session);
+  // The chain from `proc_id` up to the session's root process (nearest first).
+  Result<std::vector<StoredProcess>> process_chain(int64_t session, uint64_t proc_id);
+
+  const std::string& path() const;
+
+ private:
+  struct Impl;
+  explicit Reader(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// The default database: $XDG_DATA_HOME/cottonbox/audit.db (~/.local/share/...).
+std::string default_db_path();
+
+}  // namespace cb::db

@@ -1,0 +1,214 @@
+// The pure decision and what can be derived from a compiled Policy.
+#include <algorithm>
+
+#include "policy/policy.h"
+
+namespace cb {
+namespace {
+
+constexpr std::string_view kSelfProtectFiles = "cottonbox:self-protect-files";
+constexpr std::string_view kSelfProtectControl = "cottonbox:self-protect-control";
+
+std::string_view basename(std::string_view path) {
+  size_t slash = path.rfind('/');
+  return slash == std::string_view::npos ? path : path.substr(slash + 1);
+}
+
+bool path_matches(const Rule& r, const Event& ev) {
+  // Removing or renaming a directory removes or moves everything below it,
+  // so a rule protecting something below applies.  Only a protecting rule
+  // (deny, ask): an allow for ~/.cache/x must not allow moving all of ~.
+  bool whole_dir = ev.is_dir &&
+                   (ev.action == Action::FileDelete || ev.action == Action::FileRename) &&
+                   (r.decision == Decision::Deny || r.decision == Decision::Ask);
+  for (const auto& g : r.paths) {
+    if (g.match(ev.path)) return true;
+    for (const auto& alias : ev.aliases)
+      if (g.match(alias)) return true;
+    if (whole_dir && g.covers_below(ev.path)) return true;
+  }
+  return false;
+}
+
+bool process_matches(const Rule& r, const Event& ev) {
+  if (!ev.proc) return false;
+  std::string_view exe = basename(ev.proc->exe);
+  for (const auto& name : r.processes)
+    if (name == ev.proc->comm || (!exe.empty() && name == exe)) return true;
+  return false;
+}
+
+// `a` is `b` or lies below it.
+bool at_or_below(std::string_view a, std::string_view b) {
+  if (b == "/") return a.starts_with("/");
+  return a == b || (a.size() > b.size() && a.starts_with(b) && a[b.size()] == '/');
+}
+
+bool unconditional(const Rule& r) { return r.processes.empty() && !r.when; }
+
+// Could `r` match some event whose path is `root` or below it?  Judged by
+// literal bases only, so the answer errs towards yes.
+bool may_match_below(const Rule& r, std::string_view root) {
+  if (r.paths.empty()) return true;
+  for (const auto& g : r.paths) {
+    const std::string& base = g.literal_base();
+    if (base.empty() || at_or_below(base, root) || at_or_below(root, base)) return true;
+  }
+  return false;
+}
+
+// Does `r` deny `actions` for every event at or below `root`, whoever causes it?
+bool denies_whole_tree(const Rule& r, std::string_view root) {
+  if (r.decision != Decision::Deny || !unconditional(r)) return false;
+  for (const auto& g : r.paths)
+    if (g.is_whole_tree() && at_or_below(root, g.literal_base())) return true;
+  return false;
+}
+
+std::string action_names(ActionMask m) {
+  if (m == kAllActions) return "* (every action)";
+  std::string out;
+  for (int i = 0; i < static_cast<int>(Action::Count); ++i) {
+    if (!(m & (ActionMask{1} << i))) continue;
+    if (!out.empty()) out += ", ";
+    out += action_name(static_cast<Action>(i));
+  }
+  return out;
+}
+
+}  // namespace
+
+Verdict decide(const Policy& p, const Event& ev) {
+  const ActionMask a = bit(ev.action);
+  for (const auto& r : p.rules) {
+    if (!(r.actions & a)) continue;
+    if (!r.paths.empty() && !path_matches(r, ev)) continue;
+    if (!r.processes.empty() && !process_matches(r, ev)) continue;
+    if (r.when && !eval_expr(*r.when, ev)) continue;
+    return Verdict{r.decision, r.id, r.message, r.builtin};
+  }
+  return Verdict{p.default_decision, {}, {}, false};
+}
+
+ActionMask actions_needing_decision(const Policy& p) {
+  ActionMask m = 0;
+  if (p.default_decision == Decision::Deny || p.default_decision == Decision::Ask) m = kAllActions;
+  for (const auto& r : p.rules)
+    if (r.decision == Decision::Deny || r.decision == Decision::Ask) m |= r.actions;
+  return m;
+}
+
+ActionMask actions_logged(const Policy& p) {
+  ActionMask m = 0;
+  for (const auto& r : p.rules)
+    if (r.decision == Decision::Log) m |= r.actions;
+  return m;
+}
+
+void add_self_protection(Policy& p, const SelfProtection& sp) {
+  // Idempotent: a second call replaces the first call's rules.
+  std::erase_if(p.rules, [](const Rule& r) {
+    return r.builtin && (r.id == kSelfProtectFiles || r.id == kSelfProtectControl);
+  });
+  std::vector<Rule> front;
+  auto add_glob = [](Rule& r, const std::string& pattern) {
+    auto g = Glob::compile(pattern);
+    if (g) r.paths.push_back(std::move(g.value()));
+  };
+  if (!sp.protected_files.empty()) {
+    Rule r;
+    r.id = kSelfProtectFiles;
+    r.actions = kFileMutate;
+    for (const auto& f : sp.protected_files)
+      if (!f.empty()) add_glob(r, Glob::escape(f));
+    r.decision = Decision::Deny;
+    r.message = "the audit trail and the policy of this session cannot be modified";
+    r.builtin = true;
+    // Never a rule without paths: that would deny every file mutation.
+    if (!r.paths.empty()) front.push_back(std::move(r));
+  }
+  if (!sp.protected_dirs.empty()) {
+    Rule r;
+    r.id = kSelfProtectControl;
+    r.actions = kFileMutate | bit(Action::NetConnect) | bit(Action::NetBind);
+    for (const auto& d : sp.protected_dirs) {
+      if (d.empty()) continue;
+      std::string dir = d;
+      while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+      std::string escaped = dir == "/" ? "" : Glob::escape(dir);
+      add_glob(r, escaped + "/**");
+      add_glob(r, "unix:" + escaped + "/**");
+    }
+    r.decision = Decision::Deny;
+    r.message = "the control socket of this session cannot be touched";
+    r.builtin = true;
+    if (!r.paths.empty()) front.push_back(std::move(r));
+  }
+  p.rules.insert(p.rules.begin(), std::make_move_iterator(front.begin()),
+                 std::make_move_iterator(front.end()));
+}
+
+std::vector<StaticDenial> static_denials(const Policy& p) {
+  std::vector<StaticDenial> out;
+  auto emit = [&out](const std::string& root, ActionMask actions, const Rule& by) {
+    if (actions == 0) return;
+    // Already implied by an entry of the same rule on a containing tree.
+    for (const auto& d : out)
+      if (d.rule_id == by.id && at_or_below(root, d.root) && (actions & ~d.actions) == 0) return;
+    out.push_back(StaticDenial{root, actions, by.id, by.message});
+  };
+  for (size_t i = 0; i < p.rules.size(); ++i) {
+    const Rule& r = p.rules[i];
+    if (r.decision != Decision::Deny || !unconditional(r)) continue;
+    for (const auto& g : r.paths) {
+      if (!g.is_whole_tree()) continue;
+      const std::string& root = g.literal_base();
+      if (!root.starts_with("/")) continue;  // "unix:/run/**" is no directory
+      ActionMask remaining = r.actions & kFileMutate;
+      // Actions an earlier rule already denies everywhere below root: the
+      // kernel may enforce them too, but in the earlier rule's name.
+      std::vector<std::pair<const Rule*, ActionMask>> claimed;
+      for (size_t j = 0; j < i && remaining; ++j) {
+        const Rule& e = p.rules[j];
+        ActionMask both = e.actions & remaining;
+        if (!both || !may_match_below(e, root)) continue;
+        if (denies_whole_tree(e, root)) claimed.emplace_back(&e, both);
+        // Anything else that could match might decide otherwise: leave it to
+        // the supervisor.
+        remaining &= ~both;
+      }
+      for (const auto& [by, actions] : claimed) emit(root, actions, *by);
+      emit(root, remaining, r);
+    }
+  }
+  return out;
+}
+
+std::string describe_rule(const Rule& r) {
+  std::string out = "rule " + r.id + (r.builtin ? " (built-in)" : "") + "\n";
+  out += "  decision: " + std::string(decision_name(r.decision)) + "\n";
+  out += "  actions:  " + action_names(r.actions) + "\n";
+  if (r.paths.empty()) {
+    out += "  paths:    any\n";
+  } else {
+    out += "  paths:    ";
+    for (size_t i = 0; i < r.paths.size(); ++i) {
+      if (i > 0) out += "\n            ";
+      out += r.paths[i].text();
+    }
+    out += "\n";
+  }
+  if (!r.processes.empty()) {
+    out += "  process:  ";
+    for (size_t i = 0; i < r.processes.size(); ++i) out += (i > 0 ? ", " : "") + r.processes[i];
+    out += "\n";
+  }
+  if (r.when) out += "  when:     " + expr_to_string(*r.when) + "\n";
+  if (!r.message.empty()) out += "  message:  " + r.message + "\n";
+  if (r.loc.line > 0)
+    out += "  defined:  " + r.loc.file + ":" + std::to_string(r.loc.line) + ":" +
+           std::to_string(r.loc.col) + "\n";
+  return out;
+}
+
+}  // namespace cb

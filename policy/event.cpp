@@ -1,0 +1,90 @@
+#include "policy/event.h"
+
+#include <array>
+
+namespace cb {
+namespace {
+
+constexpr std::array<std::string_view, static_cast<size_t>(Action::Count)> kActionNames = {
+    "file.read",   "file.write",  "file.create", "file.delete",   "file.rename",
+    "file.truncate", "file.link", "file.attr",   "proc.exec",     "proc.signal",
+    "proc.trace",  "net.connect", "net.bind",    "sys.mount",     "sys.namespace",
+    "sys.io_uring", "sys.kernel",
+};
+
+ActionMask mask_with_prefix(std::string_view prefix) {
+  ActionMask m = 0;
+  for (size_t i = 0; i < kActionNames.size(); ++i)
+    if (kActionNames[i].substr(0, prefix.size()) == prefix) m |= ActionMask{1} << i;
+  return m;
+}
+
+}  // namespace
+
+std::string_view action_name(Action a) {
+  auto i = static_cast<size_t>(a);
+  return i < kActionNames.size() ? kActionNames[i] : std::string_view("unknown");
+}
+
+std::optional<Action> parse_action(std::string_view name) {
+  for (size_t i = 0; i < kActionNames.size(); ++i)
+    if (kActionNames[i] == name) return static_cast<Action>(i);
+  return std::nullopt;
+}
+
+ActionMask parse_action_or_group(std::string_view name) {
+  if (auto a = parse_action(name)) return bit(*a);
+  if (name == "*" || name == "any") return kAllActions;
+  if (name == "file.mutate") return kFileMutate;
+  if (name == "file.*") return mask_with_prefix("file.");
+  if (name == "proc.*") return mask_with_prefix("proc.");
+  if (name == "net.*") return mask_with_prefix("net.");
+  if (name == "sys.*") return mask_with_prefix("sys.");
+  return 0;
+}
+
+std::vector<std::string_view> action_vocabulary() {
+  std::vector<std::string_view> v(kActionNames.begin(), kActionNames.end());
+  for (auto g : {"file.mutate", "file.*", "proc.*", "net.*", "sys.*", "*"}) v.emplace_back(g);
+  return v;
+}
+
+std::string_view decision_name(Decision d) {
+  switch (d) {
+    case Decision::Allow: return "allow";
+    case Decision::Deny: return "deny";
+    case Decision::Ask: return "ask";
+    case Decision::Log: return "log";
+  }
+  return "unknown";
+}
+
+std::optional<Decision> parse_decision(std::string_view name) {
+  if (name == "allow") return Decision::Allow;
+  if (name == "deny") return Decision::Deny;
+  if (name == "ask") return Decision::Ask;
+  if (name == "log") return Decision::Log;
+  return std::nullopt;
+}
+
+std::string_view source_name(Source s) {
+  switch (s) {
+    case Source::Seccomp: return "seccomp";
+    case Source::Ebpf: return "ebpf";
+    case Source::Supervisor: return "supervisor";
+  }
+  return "unknown";
+}
+
+std::string_view layer_name(Layer l) {
+  switch (l) {
+    case Layer::None: return "none";
+    case Layer::Notify: return "notify";
+    case Layer::Filter: return "filter";
+    case Layer::Mount: return "mount";
+    case Layer::Landlock: return "landlock";
+  }
+  return "unknown";
+}
+
+}  // namespace cb

@@ -1,0 +1,131 @@
+// The one event type.  Every source (a seccomp notification, an eBPF record,
+// a denial made by a kernel layer) is decoded into an Event; the pure policy
+// engine judges it; sinks (the SQLite store, the GUI, JSON output) record the
+// Event together with its Verdict and what really happened.
+//
+// Passive data only: no methods beyond small helpers, no fds, no clock.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace cb {
+
+// The semantic action vocabulary.  The numeric values index bitmasks and never
+// reach the database (which stores the dotted names), so they may be reordered.
+enum class Action : uint8_t {
+  FileRead,
+  FileWrite,
+  FileCreate,
+  FileDelete,
+  FileRename,
+  FileTruncate,
+  FileLink,
+  FileAttr,
+  ProcExec,
+  ProcSignal,
+  ProcTrace,
+  NetConnect,
+  NetBind,
+  SysMount,
+  SysNamespace,
+  SysIoUring,
+  SysKernel,  // loading modules or BPF programs, kexec, raw I/O ports: ways around every layer
+  Count
+};
+
+using ActionMask = uint32_t;
+static_assert(static_cast<int>(Action::Count) <= 32);
+
+constexpr ActionMask bit(Action a) { return ActionMask{1} << static_cast<int>(a); }
+
+// "file.delete" etc.
+std::string_view action_name(Action a);
+// Parses one action name (not a group); nullopt if unknown.
+std::optional<Action> parse_action(std::string_view name);
+// Parses an action or a group ("file.mutate", "file.*", "net.*", "*"); 0 if unknown.
+ActionMask parse_action_or_group(std::string_view name);
+// Every known action and group name, for "did you mean" suggestions.
+std::vector<std::string_view> action_vocabulary();
+
+constexpr ActionMask kFileMutate = bit(Action::FileWrite) | bit(Action::FileCreate) |
+                                   bit(Action::FileDelete) | bit(Action::FileRename) |
+                                   bit(Action::FileTruncate) | bit(Action::FileLink) |
+                                   bit(Action::FileAttr);
+constexpr ActionMask kAllActions = (ActionMask{1} << static_cast<int>(Action::Count)) - 1;
+
+enum class Decision : uint8_t { Allow, Deny, Ask, Log };
+std::string_view decision_name(Decision d);
+std::optional<Decision> parse_decision(std::string_view name);
+
+// Who observed the event.
+enum class Source : uint8_t { Seccomp, Ebpf, Supervisor };
+std::string_view source_name(Source s);
+
+// Who enforced the decision: the supervisor answering a notification, the
+// seccomp filter itself (scalar arguments), a read-only mount, Landlock, or
+// nobody (observed only).
+enum class Layer : uint8_t { None, Notify, Filter, Mount, Landlock };
+std::string_view layer_name(Layer l);
+
+// What a process looked like when it caused an event.  Shared (immutable)
+// between all events of one process image; replaced on exec.
+struct ProcessInfo {
+  int32_t pid = 0;   // tgid, in the supervisor's pid namespace
+  int32_t ppid = 0;
+  uint32_t uid = 0;
+  uint64_t proc_id = 0;                // session-unique id (database key); 0 = unknown
+  std::string comm;                    // the kernel's 15-byte name
+  std::string exe;                     // absolute path of the executable
+  std::vector<std::string> argv;       // as executed
+  std::vector<std::string> ancestors;  // comm of the parent, grandparent, ... (nearest first)
+  std::string cwd;
+};
+
+struct Event {
+  int64_t ts_ns = 0;  // CLOCK_REALTIME, nanoseconds
+  int32_t pid = 0;    // tgid
+  int32_t tid = 0;
+  Action action = Action::FileWrite;
+  int32_t syscall_nr = -1;
+  std::string syscall;  // "unlinkat", "io_uring:UNLINKAT", ...
+
+  // The object acted on, as an absolute path resolved the way the kernel
+  // resolves it (symlinks, "..", /proc/self, dirfds).  Bytes, not text.
+  //   file.*      the file; for file.rename the source, for file.link the new name
+  //   proc.exec   the executable
+  //   proc.signal/proc.trace  the target process's executable
+  //   net.*       "tcp:127.0.0.1:8080", "udp:[::1]:53", "unix:/run/x.sock", "unix:@abstract"
+  //   sys.*       the mount point, namespace kind, the kernel facility, ...
+  std::string path;
+  // The second object: the rename destination, the existing file a hard link
+  // points to, the symlink's contents, a signal's target comm.
+  std::string target;
+  // Other names of the same inode (hard links known to the supervisor); a rule
+  // that matches any of them matches the event.
+  std::vector<std::string> aliases;
+
+  uint64_t flags = 0;     // the syscall's flags argument (open flags, rename flags, signal, ...)
+  int32_t target_pid = 0; // proc.signal / proc.trace
+  bool is_dir = false;    // the object is a directory: rules on paths below it apply too
+
+  // Supervisor-computed facts the engine may test (the engine has no clock or state).
+  uint32_t proc_deletes = 0;  // file.delete events by this process so far, this one included
+
+  Source source = Source::Seccomp;
+  std::shared_ptr<const ProcessInfo> proc;  // may be null for an unknown process
+};
+
+// A rule's judgement of one event.
+struct Verdict {
+  Decision decision = Decision::Allow;
+  std::string rule_id;  // empty: the policy's default
+  std::string message;
+  bool builtin = false;  // decided by cottonbox's own self-protection or guards
+};
+
+}  // namespace cb

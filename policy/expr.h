@@ -1,0 +1,71 @@
+// The `when:` expression language.
+//
+// Grammar (EBNF; keywords are case-sensitive, whitespace separates tokens):
+//
+//   Expr     ::= OrExpr
+//   OrExpr   ::= AndExpr ( "or" AndExpr )*
+//   AndExpr  ::= NotExpr ( "and" NotExpr )*
+//   NotExpr  ::= "not" NotExpr | Primary
+//   Primary  ::= "(" Expr ")" | Compare
+//   Compare  ::= Value ( Op Value | "in" List )?      -- a bare Value must be a boolean field
+//   Op       ::= "==" | "!=" | "<" | "<=" | ">" | ">="
+//              | "startswith" | "endswith" | "contains" | "matches"
+//   List     ::= "(" Value ( "," Value )* ")" | "@" Name | Field   -- a list field: proc.argv, proc.ancestors
+//   Value    ::= Field | String | Number
+//   Field    ::= "action" | "syscall" | "path" | "target" | "flags" | "is_dir" | "uid"
+//              | "proc.name" | "proc.exe" | "proc.argv" | "proc.pid" | "proc.ppid"
+//              | "proc.ancestors" | "proc.cwd" | "proc.deletes" | "target.pid"
+//   String   ::= '"' chars '"' | "'" chars "'"    -- backslash escapes \" \' \\ \n \t \xHH
+//   Number   ::= [0-9]+
+//
+// Semantics: on a list field (proc.argv, proc.ancestors) `contains X` and
+// `X in field` test membership, `matches G` is true when any element matches;
+// on strings `contains` is a substring test and `matches` a path glob
+// (policy/glob.h).  `==`/`!=` on a list compare against the whole list joined
+// by spaces.  Comparing a string field with a number, or ordering strings, is
+// a compile error.  Recursion is capped (kMaxDepth) so a hostile policy cannot
+// exhaust the stack.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "policy/event.h"
+#include "policy/result.h"
+
+namespace cb {
+
+class Expr;  // opaque AST node
+
+struct ExprError {
+  size_t offset = 0;    // 0-based byte offset into the expression text
+  std::string message;  // e.g. "expected ')' to close '(' at offset 3"
+};
+
+struct ExprParseResult {
+  std::shared_ptr<const Expr> expr;  // null on error
+  ExprError error;
+};
+
+constexpr int kMaxExprDepth = 64;
+
+// `lists` resolves @name references (already expanded from the policy's lists).
+ExprParseResult parse_expr(std::string_view text,
+                           const std::map<std::string, std::vector<std::string>>& lists);
+// Same, and ${NAME} inside string literals is replaced from `vars` (an unknown
+// name is an error at its '$').  In a `matches` pattern the value is escaped
+// so that it matches literally: `path matches "${HOME}/.cache/**"`.
+ExprParseResult parse_expr(std::string_view text,
+                           const std::map<std::string, std::vector<std::string>>& lists,
+                           const std::map<std::string, std::string>& vars);
+
+bool eval_expr(const Expr& e, const Event& ev);
+
+// Canonical text of a parsed expression (fully parenthesized), for `check`.
+std::string expr_to_string(const Expr& e);
+
+}  // namespace cb

@@ -1,0 +1,817 @@
+// Policy loading in falco's phases:
+//
+//   1. read    every file with yaml-cpp into raw rules and lists that keep
+//              their YAML marks; structure errors (types, unknown keys) here;
+//   2. lists   expanded across all files (@references, cycles);
+//   3. compile ${VARS}, action groups, globs and `when:` expressions.
+//
+// Every error is collected with its file:line:col; nothing stops at the first.
+#include <fcntl.h>
+#include <unistd.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstring>
+#include <set>
+
+#include "policy/policy.h"
+#include "policy/sha256.h"
+#include "policy/suggest.h"
+
+namespace cb {
+namespace {
+
+// A hostile policy must not exhaust the stack or memory through lists.
+constexpr int kMaxListDepth = 32;
+constexpr size_t kMaxListItems = 100000;
+
+const std::vector<std::string_view> kTopKeys = {"version", "default", "lists", "rules"};
+const std::vector<std::string_view> kRuleKeys = {"id",   "action",   "path",   "process",
+                                                 "when", "decision", "message"};
+const std::vector<std::string_view> kDecisions = {"allow", "deny", "ask", "log"};
+
+bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
+std::string join(const std::vector<std::string_view>& words, std::string_view last_sep) {
+  std::string out;
+  for (size_t i = 0; i < words.size(); ++i) {
+    if (i > 0) out += i + 1 == words.size() ? last_sep : ", ";
+    out += words[i];
+  }
+  return out;
+}
+
+// The suggestion for a misspelt word, or the list of what is allowed.
+std::string suggest_or_list(std::string_view word, const std::vector<std::string_view>& allowed) {
+  std::string s = did_you_mean(word, allowed);
+  if (!s.empty()) return s;
+  return " (expected " + join(allowed, " or ") + ")";
+}
+
+bool valid_id(std::string_view s) {
+  if (s.empty()) return false;
+  for (char c : s)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '.' && c != ':' &&
+        c != '-')
+      return false;
+  return true;
+}
+
+bool valid_list_name(std::string_view s) {
+  if (s.empty()) return false;
+  for (char c : s)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '.' && c != '-')
+      return false;
+  return true;
+}
+
+bool valid_var_name(std::string_view s) {
+  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
+  for (char c : s)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
+  return true;
+}
+
+// "tcp:", "udp:", "unix:" ...: the patterns of net.* rules.
+bool looks_like_address(std::string_view p) {
+  size_t colon = p.find(':');
+  if (colon == 0 || colon == std::string_view::npos) return false;
+  for (size_t i = 0; i < colon; ++i)
+    if (!std::islower(static_cast<unsigned char>(p[i])) &&
+        !std::isdigit(static_cast<unsigned char>(p[i])))
+      return false;
+  return true;
+}
+
+std::string normalize_path_pattern(std::string p) {
+  std::string out;
+  out.reserve(p.size());
+  for (char c : p)
+    if (!(c == '/' && !out.empty() && out.back() == '/')) out += c;
+  while (out.size() > 1 && out.back() == '/') out.pop_back();
+  return out;
+}
+
+struct FileInput {
+  std::string name;
+  std::string text;
+  std::optional<std::string> read_error;
+};
+
+struct Scalar {
+  std::string value;
+  YAML::Mark mark;
+  size_t file = 0;
+};
+
+struct RawRule {
+  size_t file = 0;
+  YAML::Mark mark;
+  std::optional<Scalar> id, when, decision, message;
+  std::optional<std::vector<Scalar>> actions, paths, processes;
+  std::set<std::string> keys;  // written, even when the value was rejected
+};
+
+struct RawList {
+  std::string name;
+  YAML::Mark mark;  // of the name
+  size_t file = 0;
+  std::vector<Scalar> items;
+};
+
+struct Diag {
+  size_t file = 0;
+  size_t seq = 0;
+  Diagnostic d;
+};
+
+Rule guard_rule(std::string id, Action a, std::string message) {
+  Rule r;
+  r.id = std::move(id);
+  r.actions = bit(a);
+  r.decision = Decision::Deny;
+  r.message = std::move(message);
+  r.builtin = true;
+  return r;
+}
+
+class Loader {
+ public:
+  explicit Loader(const LoadOptions& opts) : opts_(opts) {}
+
+  LoadResult load(const std::vector<FileInput>& inputs) {
+    for (const auto& in : inputs) {
+      size_t f = files_.size();
+      File file;
+      file.name = in.name;
+      file.text = in.text;
+      // yaml-cpp skips a byte order mark without counting it in Mark::pos.
+      if (file.text.starts_with("\xEF\xBB\xBF")) file.text.erase(0, 3);
+      files_.push_back(std::move(file));
+      if (in.read_error) {
+        add(f, SourceLoc{in.name, 0, 0}, *in.read_error);
+        continue;
+      }
+      read_file(f);
+    }
+    expand_lists();
+    Policy policy;
+    compile_rules(policy);
+
+    LoadResult result;
+    if (!diags_.empty()) {
+      std::stable_sort(diags_.begin(), diags_.end(), [](const Diag& a, const Diag& b) {
+        if (a.file != b.file) return a.file < b.file;
+        if (a.d.loc.line != b.d.loc.line) return a.d.loc.line < b.d.loc.line;
+        if (a.d.loc.col != b.d.loc.col) return a.d.loc.col < b.d.loc.col;
+        return a.seq < b.seq;
+      });
+      for (auto& d : diags_) result.errors.push_back(std::move(d.d));
+      return result;
+    }
+
+    for (const auto& f : files_)
+      if (f.default_decision) policy.default_decision = *f.default_decision;
+    Sha256 h;
+    for (const auto& in : inputs) {
+      policy.files.push_back(in.name);
+      h.update(in.name);
+      h.update(std::string_view("\0", 1));
+      h.update(in.text);
+      h.update(std::string_view("\0", 1));
+    }
+    for (const auto& [k, v] : opts_.vars) h.update(k + "=" + v + "\n");
+    policy.hash = h.finish_hex();
+    policy.vars = opts_.vars;
+    if (opts_.add_guards) add_guards(policy);
+    result.policy = std::move(policy);
+    return result;
+  }
+
+ private:
+  struct File {
+    std::string name;
+    std::string text;  // as parsed (without a byte order mark)
+    std::optional<Decision> default_decision;
+  };
+
+  // ------------------------------------------------------------ diagnostics
+
+  void add(size_t file, SourceLoc loc, std::string message) {
+    diags_.push_back(Diag{file, diags_.size(), Diagnostic{std::move(loc), std::move(message)}});
+  }
+
+  SourceLoc at(size_t file, const YAML::Mark& m) const {
+    if (m.is_null() || m.line < 0) return SourceLoc{files_[file].name, 1, 1};
+    return SourceLoc{files_[file].name, m.line + 1, m.column + 1};
+  }
+
+  void error(size_t file, const YAML::Mark& m, std::string message) {
+    add(file, at(file, m), std::move(message));
+  }
+
+  // Where byte `offset` of a scalar's value was written.  The value's
+  // non-blank bytes appear in the source in the same order whatever the
+  // style (plain, quoted, block, folded); only blanks and escapes differ.  So
+  // find the last non-blank byte at or before `offset` in the value, walk the
+  // source from the scalar's mark to the same non-blank byte (an escape
+  // counts as one), and add the distance still left on that line.
+  SourceLoc at_offset(const Scalar& s, size_t offset) const {
+    const std::string& src = files_[s.file].text;
+    auto fallback = at(s.file, s.mark);
+    if (s.mark.is_null() || s.mark.pos < 0 || static_cast<size_t>(s.mark.pos) >= src.size())
+      return fallback;
+    size_t pos = static_cast<size_t>(s.mark.pos);
+    int line = s.mark.line, col = s.mark.column;
+    auto step = [&] {
+      if (src[pos] == '\n') {
+        ++line;
+        col = 0;
+      } else {
+        ++col;
+      }
+      ++pos;
+    };
+    auto loc = [&](int l, int c) { return SourceLoc{files_[s.file].name, l + 1, c + 1}; };
+    // A tag or an anchor before the scalar ("!!str ", "&name ").
+    while (pos < src.size() && (src[pos] == '!' || src[pos] == '&')) {
+      while (pos < src.size() && !is_space(src[pos])) step();
+      while (pos < src.size() && is_space(src[pos])) step();
+    }
+    if (pos >= src.size()) return fallback;
+    char style = src[pos];
+    if (style == '|' || style == '>') {
+      while (pos < src.size() && src[pos] != '\n') step();  // the header and its comment
+      if (pos < src.size()) step();
+      while (pos < src.size() && is_space(src[pos])) step();  // the indentation
+    } else if (style == '"' || style == '\'') {
+      step();
+    } else {
+      style = 0;
+    }
+
+    const std::string& v = s.value;
+    offset = std::min(offset, v.size());
+    size_t anchor = offset;  // the value byte to find in the source
+    if (anchor == v.size() || is_space(v[anchor])) {
+      while (anchor > 0 && is_space(v[anchor - 1])) --anchor;
+      if (anchor == 0) return loc(line, col + static_cast<int>(offset));  // only blanks before
+      --anchor;  // the last non-blank byte before `offset`
+    }
+    size_t target = 0;
+    for (size_t i = 0; i < anchor; ++i) target += !is_space(v[i]);
+
+    size_t seen = 0;
+    while (pos < src.size()) {
+      char c = src[pos];
+      size_t len = 1;
+      bool blank = is_space(c);
+      if (style == '"') {
+        if (c == '"') break;
+        if (c == '\\' && pos + 1 < src.size()) {
+          char e = src[pos + 1];
+          len = e == 'x' ? 4 : e == 'u' ? 6 : e == 'U' ? 10 : 2;
+          blank =
+              e == 't' || e == 'n' || e == 'r' || e == ' ' || e == '\t' || e == '\n' || e == '\r';
+        }
+      } else if (style == '\'') {
+        if (c == '\'') {
+          if (pos + 1 < src.size() && src[pos + 1] == '\'')
+            len = 2;
+          else
+            break;
+        }
+      }
+      if (!blank) {
+        if (seen == target) {
+          if (anchor == offset) return loc(line, col);
+          return loc(line, col + static_cast<int>(len + (offset - anchor - 1)));
+        }
+        ++seen;
+      }
+      for (size_t i = 0; i < len && pos < src.size(); ++i) step();
+    }
+    return fallback;
+  }
+
+  // ------------------------------------------------------------ phase 1: read
+
+  std::optional<Scalar> scalar(size_t f, const YAML::Node& n, const YAML::Mark& key_mark,
+                               std::string_view what) {
+    if (!n.IsScalar()) {
+      error(f, n.IsNull() ? key_mark : n.Mark(), std::string(what));
+      return std::nullopt;
+    }
+    return Scalar{n.Scalar(), n.Mark(), f};
+  }
+
+  std::optional<std::vector<Scalar>> strings(size_t f, const YAML::Node& n,
+                                             const YAML::Mark& key_mark, std::string_view key) {
+    std::string what = "'" + std::string(key) + "' must be a string or a list of strings";
+    if (n.IsScalar()) return std::vector<Scalar>{Scalar{n.Scalar(), n.Mark(), f}};
+    if (!n.IsSequence()) {
+      error(f, n.IsNull() ? key_mark : n.Mark(), what);
+      return std::nullopt;
+    }
+    if (n.size() == 0) {
+      std::string hint = key == "path"      ? "; leave it out to match any path"
+                         : key == "process" ? "; leave it out to match any process"
+                                            : "";
+      error(f, n.Mark(), "'" + std::string(key) + "' is an empty list" + hint);
+      return std::nullopt;
+    }
+    std::vector<Scalar> out;
+    bool ok = true;
+    for (const auto& item : n) {
+      if (!item.IsScalar()) {
+        error(f, item.IsNull() ? n.Mark() : item.Mark(), what);
+        ok = false;
+        continue;
+      }
+      out.push_back(Scalar{item.Scalar(), item.Mark(), f});
+    }
+    if (!ok) return std::nullopt;
+    return out;
+  }
+
+  // Calls fn(key, key_mark, value) for each entry; reports non-scalar and
+  // duplicate keys (yaml-cpp keeps duplicates; a second 'path' is a mistake).
+  template <typename Fn>
+  void each_entry(size_t f, const YAML::Node& map, Fn fn) {
+    std::map<std::string, YAML::Mark> seen;
+    for (auto it = map.begin(); it != map.end(); ++it) {
+      YAML::Node k = it->first;  // a copy: `it->` yields a temporary
+      if (!k.IsScalar()) {
+        error(f, k.Mark(), "keys must be plain names");
+        continue;
+      }
+      auto [prev, inserted] = seen.emplace(k.Scalar(), k.Mark());
+      if (!inserted) {
+        auto first = at(f, prev->second);
+        error(f, k.Mark(),
+              "duplicate key '" + k.Scalar() + "' (first at " + std::to_string(first.line) + ":" +
+                  std::to_string(first.col) + ")");
+        continue;
+      }
+      fn(k.Scalar(), k.Mark(), it->second);
+    }
+  }
+
+  void read_file(size_t f) {
+    YAML::Node root;
+    try {
+      root = YAML::Load(files_[f].text);
+    } catch (const YAML::Exception& e) {
+      error(f, e.mark, "invalid YAML: " + e.msg);
+      return;
+    }
+    if (root.IsNull()) {
+      add(f, SourceLoc{files_[f].name, 1, 1}, "empty policy; expected at least 'version: 1'");
+      return;
+    }
+    if (!root.IsMap()) {
+      error(f, root.Mark(),
+            "a policy must be a mapping with 'version', 'default', 'lists' and 'rules'");
+      return;
+    }
+    bool have_version = false;
+    each_entry(f, root, [&](const std::string& key, const YAML::Mark& km, const YAML::Node& v) {
+      if (key == "version") {
+        have_version = true;
+        auto s = scalar(f, v, km, "'version' must be a number");
+        if (s && s->value != "1")
+          error(f, s->mark,
+                "unsupported version '" + s->value + "'; this cottonbox reads version 1");
+      } else if (key == "default") {
+        auto s = scalar(f, v, km, "'default' must be one of allow, deny, ask or log");
+        if (!s) return;
+        if (auto d = parse_decision(s->value))
+          files_[f].default_decision = *d;
+        else
+          error(f, s->mark,
+                "unknown decision '" + s->value + "'" + suggest_or_list(s->value, kDecisions));
+      } else if (key == "lists") {
+        read_lists(f, v);
+      } else if (key == "rules") {
+        read_rules(f, v);
+      } else {
+        error(f, km, "unknown key '" + key + "'" + suggest_or_list(key, kTopKeys));
+      }
+    });
+    if (!have_version) add(f, SourceLoc{files_[f].name, 1, 1}, "missing 'version: 1'");
+  }
+
+  void read_lists(size_t f, const YAML::Node& n) {
+    if (n.IsNull()) return;  // every list commented out
+    if (!n.IsMap()) {
+      error(f, n.Mark(), "'lists' must map list names to lists of strings");
+      return;
+    }
+    for (auto it = n.begin(); it != n.end(); ++it) {
+      YAML::Node k = it->first;  // a copy: `it->` yields a temporary
+      YAML::Node v = it->second;
+      if (!k.IsScalar()) {
+        error(f, k.Mark(), "list names must be plain names");
+        continue;
+      }
+      const std::string& name = k.Scalar();
+      if (!valid_list_name(name)) {
+        error(f, k.Mark(),
+              "invalid list name '" + name + "' (use letters, digits, '_', '.' and '-')");
+        continue;
+      }
+      RawList list{name, k.Mark(), f, {}};
+      if (!v.IsSequence()) {
+        error(f, v.IsNull() ? k.Mark() : v.Mark(), "list '" + name + "' must be a list of strings");
+        continue;
+      }
+      for (const auto& item : v) {
+        if (!item.IsScalar()) {
+          error(f, item.IsNull() ? v.Mark() : item.Mark(),
+                "list '" + name + "' must be a list of strings");
+          continue;
+        }
+        list.items.push_back(Scalar{item.Scalar(), item.Mark(), f});
+      }
+      auto prev = lists_.find(name);
+      if (prev != lists_.end()) {
+        auto first = at(prev->second.file, prev->second.mark);
+        error(f, k.Mark(),
+              "list '" + name + "' already defined at " + first.file + ":" +
+                  std::to_string(first.line) + ":" + std::to_string(first.col));
+        continue;
+      }
+      // Kept even with a bad item, so that its uses do not report it unknown.
+      lists_.emplace(name, std::move(list));
+    }
+  }
+
+  void read_rules(size_t f, const YAML::Node& n) {
+    if (n.IsNull()) return;  // every rule commented out
+    if (!n.IsSequence()) {
+      error(f, n.Mark(), "'rules' must be a list of rules");
+      return;
+    }
+    for (const auto& item : n) {
+      if (!item.IsMap()) {
+        error(f, item.IsNull() ? n.Mark() : item.Mark(),
+              "a rule must be a mapping with 'id', 'action', 'decision' and optionally 'path', "
+              "'process', 'when' and 'message'");
+        continue;
+      }
+      RawRule r;
+      r.file = f;
+      r.mark = item.Mark();
+      each_entry(f, item, [&](const std::string& key, const YAML::Mark& km, const YAML::Node& v) {
+        r.keys.insert(key);
+        if (key == "id")
+          r.id = scalar(f, v, km, "'id' must be a string");
+        else if (key == "action")
+          r.actions = strings(f, v, km, key);
+        else if (key == "path")
+          r.paths = strings(f, v, km, key);
+        else if (key == "process")
+          r.processes = strings(f, v, km, key);
+        else if (key == "when")
+          r.when = scalar(f, v, km, "'when' must be a string (an expression)");
+        else if (key == "decision")
+          r.decision = scalar(f, v, km, "'decision' must be one of allow, deny, ask or log");
+        else if (key == "message")
+          r.message = scalar(f, v, km, "'message' must be a string");
+        else
+          error(f, km, "unknown key '" + key + "' in rule" + suggest_or_list(key, kRuleKeys));
+      });
+      rules_.push_back(std::move(r));
+    }
+  }
+
+  // ------------------------------------------------------------ phase 2: lists
+
+  void expand_lists() {
+    for (const auto& [name, list] : lists_) {
+      if (expanded_.count(name)) continue;
+      std::vector<std::string> stack;
+      expand_list(name, stack);
+    }
+  }
+
+  void expand_list(const std::string& name, std::vector<std::string>& stack) {
+    const RawList& list = lists_.at(name);
+    stack.push_back(name);
+    std::vector<std::string> out;
+    for (const auto& item : list.items) {
+      if (!item.value.starts_with("@")) {
+        out.push_back(item.value);
+        continue;
+      }
+      std::string ref = item.value.substr(1);
+      if (!lists_.count(ref)) {
+        error(item.file, item.mark,
+              "unknown list '@" + ref + "'" + did_you_mean(ref, list_names()));
+        continue;
+      }
+      auto cycle_start = std::find(stack.begin(), stack.end(), ref);
+      if (cycle_start != stack.end()) {
+        std::string chain;
+        for (auto it = cycle_start; it != stack.end(); ++it) chain += "@" + *it + " -> ";
+        error(item.file, item.mark, "lists include each other in a cycle: " + chain + "@" + ref);
+        continue;
+      }
+      if (static_cast<int>(stack.size()) >= kMaxListDepth) {
+        error(item.file, item.mark,
+              "lists nest too deeply (more than " + std::to_string(kMaxListDepth) + " levels)");
+        continue;
+      }
+      if (!expanded_.count(ref)) expand_list(ref, stack);
+      const auto& sub = expanded_[ref];
+      if (out.size() + sub.size() > kMaxListItems) {
+        error(item.file, item.mark,
+              "list '" + name + "' has more than " + std::to_string(kMaxListItems) + " items");
+        break;
+      }
+      out.insert(out.end(), sub.begin(), sub.end());
+    }
+    stack.pop_back();
+    expanded_[name] = std::move(out);
+  }
+
+  std::vector<std::string_view> list_names() const {
+    std::vector<std::string_view> v;
+    for (const auto& [name, list] : lists_) v.push_back(name);
+    return v;
+  }
+
+  // ------------------------------------------------------------ phase 3: compile
+
+  // ${NAME} from opts.vars.  For globs the values are escaped so that a
+  // directory named "a[1]" is matched as written.
+  std::optional<std::string> expand_vars(const Scalar& s, bool escape_glob) {
+    const std::string& v = s.value;
+    std::string out;
+    for (size_t i = 0; i < v.size(); ++i) {
+      if (v[i] != '$' || i + 1 >= v.size() || v[i + 1] != '{') {
+        out += v[i];
+        continue;
+      }
+      size_t close = v.find('}', i + 2);
+      if (close == std::string::npos) {
+        add(s.file, at_offset(s, i), "unterminated '${' (write ${NAME})");
+        return std::nullopt;
+      }
+      std::string name = v.substr(i + 2, close - i - 2);
+      if (!valid_var_name(name)) {
+        add(s.file, at_offset(s, i), "invalid variable name '${" + name + "}'");
+        return std::nullopt;
+      }
+      auto it = opts_.vars.find(name);
+      if (it == opts_.vars.end()) {
+        std::vector<std::string_view> names;
+        for (const auto& [k, val] : opts_.vars) names.push_back(k);
+        std::string hint = did_you_mean(name, names);
+        if (hint.empty()) hint = " (set it with --var " + name + "=VALUE)";
+        add(s.file, at_offset(s, i), "undefined variable '${" + name + "}'" + hint);
+        return std::nullopt;
+      }
+      out += escape_glob ? Glob::escape(it->second) : it->second;
+      i = close;
+    }
+    return out;
+  }
+
+  std::optional<Glob> compile_path(const Scalar& s, ActionMask actions) {
+    auto expanded = expand_vars(s, true);
+    if (!expanded) return std::nullopt;
+    std::string text = *expanded;
+    bool net = actions & (bit(Action::NetConnect) | bit(Action::NetBind));
+    bool sys =
+        actions & (bit(Action::SysMount) | bit(Action::SysNamespace) | bit(Action::SysIoUring));
+    bool files =
+        actions & ~((bit(Action::NetConnect) | bit(Action::NetBind)) |
+                    (bit(Action::SysMount) | bit(Action::SysNamespace) | bit(Action::SysIoUring)));
+    if (text.starts_with("/") || text.starts_with("*")) {
+      text = normalize_path_pattern(std::move(text));
+    } else if (!(net && looks_like_address(text)) && !sys) {
+      if (net && !files)
+        error(
+            s.file, s.mark,
+            "'" + text + "' is not an address pattern (tcp:HOST:PORT, udp:HOST:PORT or unix:PATH)");
+      else
+        error(s.file, s.mark,
+              "path '" + text + "' must be absolute or start with '*'" +
+                  (text.starts_with("~") ? " (write ${HOME} for '~')" : ""));
+      return std::nullopt;
+    }
+    auto g = Glob::compile(text);
+    if (!g) {
+      // Point at the byte when expansion and normalisation changed nothing.
+      SourceLoc loc =
+          text == s.value ? at_offset(s, static_cast<size_t>(g.error().err)) : at(s.file, s.mark);
+      add(s.file, loc, "bad pattern '" + text + "': " + g.error().message);
+      return std::nullopt;
+    }
+    return std::move(g.value());
+  }
+
+  void compile_rules(Policy& policy) {
+    std::map<std::string, SourceLoc> ids;
+    for (const auto& r : rules_) {
+      Rule out;
+      bool ok = true;
+      out.loc = at(r.file, r.mark);
+      std::string label = "rule";
+      if (r.id) {
+        out.id = r.id->value;
+        label = "rule '" + out.id + "'";
+        SourceLoc loc = at(r.file, r.id->mark);
+        if (!valid_id(out.id)) {
+          error(r.file, r.id->mark,
+                "invalid rule id '" + out.id + "' (use letters, digits, '_', '.', ':' and '-')");
+          ok = false;
+        } else if (out.id.starts_with("cottonbox:")) {
+          error(r.file, r.id->mark,
+                "rule ids starting with 'cottonbox:' are reserved for built-in rules");
+          ok = false;
+        } else if (auto [prev, inserted] = ids.emplace(out.id, loc); !inserted) {
+          error(r.file, r.id->mark,
+                "rule id '" + out.id + "' already defined at " + prev->second.file + ":" +
+                    std::to_string(prev->second.line) + ":" + std::to_string(prev->second.col));
+          ok = false;
+        }
+      } else {
+        if (!r.keys.count("id")) error(r.file, r.mark, "rule has no 'id'");
+        ok = false;
+      }
+
+      if (r.actions) {
+        for (const auto& a : *r.actions) {
+          ActionMask m = parse_action_or_group(a.value);
+          if (m == 0) {
+            error(r.file, a.mark,
+                  "unknown action '" + a.value + "'" + did_you_mean(a.value, action_vocabulary()));
+            ok = false;
+          }
+          out.actions |= m;
+        }
+      } else {
+        if (!r.keys.count("action")) error(r.file, r.mark, label + " has no 'action'");
+        ok = false;
+      }
+
+      if (r.decision) {
+        if (auto d = parse_decision(r.decision->value)) {
+          out.decision = *d;
+        } else {
+          error(r.file, r.decision->mark,
+                "unknown decision '" + r.decision->value + "'" +
+                    suggest_or_list(r.decision->value, kDecisions));
+          ok = false;
+        }
+      } else {
+        if (!r.keys.count("decision")) error(r.file, r.mark, label + " has no 'decision'");
+        ok = false;
+      }
+
+      if (r.paths) {
+        for (const auto& p : *r.paths) {
+          if (auto g = compile_path(p, out.actions))
+            out.paths.push_back(std::move(*g));
+          else
+            ok = false;
+        }
+      } else if (r.keys.count("path")) {
+        ok = false;
+      }
+
+      if (r.processes) {
+        for (const auto& p : *r.processes) {
+          std::vector<std::string> names;
+          if (p.value.starts_with("@")) {
+            std::string ref = p.value.substr(1);
+            auto it = expanded_.find(ref);
+            if (it == expanded_.end()) {
+              error(r.file, p.mark,
+                    "unknown list '@" + ref + "'" + did_you_mean(ref, list_names()));
+              ok = false;
+              continue;
+            }
+            names = it->second;
+          } else {
+            names.push_back(p.value);
+          }
+          for (auto& n : names) {
+            if (n.empty() || n.find('/') != std::string::npos) {
+              error(r.file, p.mark,
+                    "process '" + n +
+                        "' must be a command name or an executable's basename "
+                        "(no '/')");
+              ok = false;
+              continue;
+            }
+            out.processes.push_back(std::move(n));
+          }
+        }
+      } else if (r.keys.count("process")) {
+        ok = false;
+      }
+
+      if (r.when) {
+        out.when_text = r.when->value;
+        auto parsed = parse_expr(out.when_text, expanded_, opts_.vars);
+        if (!parsed.expr) {
+          add(r.file, at_offset(*r.when, parsed.error.offset), parsed.error.message);
+          ok = false;
+        } else {
+          out.when = std::move(parsed.expr);
+        }
+      } else if (r.keys.count("when")) {
+        ok = false;
+      }
+
+      if (r.message) {
+        if (auto m = expand_vars(*r.message, false))
+          out.message = std::move(*m);
+        else
+          ok = false;
+      }
+
+      if (ok) policy.rules.push_back(std::move(out));
+    }
+  }
+
+  void add_guards(Policy& p) {
+    p.rules.push_back(guard_rule(
+        "cottonbox:guard-io_uring", Action::SysIoUring,
+        "io_uring is denied because it performs file operations the supervisor cannot see; a "
+        "rule must allow sys.io_uring"));
+    p.rules.push_back(guard_rule(
+        "cottonbox:guard-namespace", Action::SysNamespace,
+        "new namespaces are denied because a process inside one can escape the supervisor's "
+        "view of paths; a rule must allow sys.namespace"));
+    p.rules.push_back(guard_rule(
+        "cottonbox:guard-mount", Action::SysMount,
+        "mounting is denied because a mount can hide or replace the files the rules protect; a "
+        "rule must allow sys.mount"));
+    p.rules.push_back(guard_rule(
+        "cottonbox:guard-trace", Action::ProcTrace,
+        "tracing another process is denied because a tracer can make it do what the rules "
+        "forbid; a rule must allow proc.trace"));
+  }
+
+  const LoadOptions& opts_;
+  std::vector<File> files_;
+  std::vector<Diag> diags_;
+  std::map<std::string, RawList> lists_;
+  std::map<std::string, std::vector<std::string>> expanded_;
+  std::vector<RawRule> rules_;
+};
+
+std::optional<std::string> read_whole_file(const std::string& path, std::string* out) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::string(std::strerror(errno));
+  std::string data;
+  char buf[65536];
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      int e = errno;
+      ::close(fd);
+      return std::string(std::strerror(e));
+    }
+    if (n == 0) break;
+    data.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  *out = std::move(data);
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::string format_diagnostic(const Diagnostic& d) {
+  if (d.loc.line <= 0) return d.loc.file + ": " + d.message;
+  return d.loc.file + ":" + std::to_string(d.loc.line) + ":" + std::to_string(d.loc.col) +
+         ": error: " + d.message;
+}
+
+LoadResult load_policy_files(const std::vector<std::string>& files, const LoadOptions& opts) {
+  std::vector<FileInput> inputs;
+  for (const auto& f : files) {
+    FileInput in;
+    in.name = f;
+    if (auto err = read_whole_file(f, &in.text)) in.read_error = "cannot read: " + *err;
+    inputs.push_back(std::move(in));
+  }
+  return Loader(opts).load(inputs);
+}
+
+LoadResult load_policy_text(const std::vector<std::pair<std::string, std::string>>& name_and_text,
+                            const LoadOptions& opts) {
+  std::vector<FileInput> inputs;
+  for (const auto& [name, text] : name_and_text) inputs.push_back(FileInput{name, text, {}});
+  return Loader(opts).load(inputs);
+}
+
+}  // namespace cb

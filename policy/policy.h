@@ -1,0 +1,118 @@
+// Policies: loading (YAML with positions), compiling, and the pure decision.
+//
+// Loading runs in falco's phases: read every file into raw rules that keep
+// their file:line:col, then expand ${VARS}, @lists and action groups, parse
+// `when:` expressions and compile globs, collecting every error with its
+// location instead of stopping at the first.
+//
+// decide() is pure: no fds, no clock, no I/O.  Everything it needs is in the
+// Policy and the Event.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "policy/event.h"
+#include "policy/expr.h"
+#include "policy/glob.h"
+#include "policy/result.h"
+
+namespace cb {
+
+struct SourceLoc {
+  std::string file;
+  int line = 0;  // 1-based; 0 = not from a file
+  int col = 0;   // 1-based
+};
+
+struct Diagnostic {
+  SourceLoc loc;
+  std::string message;
+};
+// "file:line:col: error: message"
+std::string format_diagnostic(const Diagnostic& d);
+
+struct Rule {
+  std::string id;
+  ActionMask actions = 0;
+  std::vector<Glob> paths;              // empty: any path
+  std::vector<std::string> processes;   // comm or executable basename; empty: any
+  std::shared_ptr<const Expr> when;     // null: always
+  std::string when_text;
+  Decision decision = Decision::Deny;
+  std::string message;
+  SourceLoc loc;
+  bool builtin = false;  // cottonbox's own: self-protection (first) or guards (last)
+};
+
+struct Policy {
+  Decision default_decision = Decision::Allow;
+  // Evaluated in order, first match wins: self-protection, the files' rules in
+  // file order, then the guards that deny sys.io_uring, sys.namespace,
+  // sys.mount and proc.trace unless an earlier rule allowed them.
+  std::vector<Rule> rules;
+  std::vector<std::string> files;
+  std::map<std::string, std::string> vars;  // after expansion: CWD, HOME, USER, --var
+  std::string hash;                         // sha256 (hex) of the files and vars
+};
+
+struct LoadOptions {
+  std::map<std::string, std::string> vars;  // CWD, HOME, USER and every --var
+  bool add_guards = true;                   // append the builtin guard rules
+};
+
+// Loads and compiles one or more policy files: later files' rules follow
+// earlier ones; `default:` from the last file that sets it wins.  On failure
+// returns every diagnostic found, in file order.
+struct LoadResult {
+  std::optional<Policy> policy;
+  std::vector<Diagnostic> errors;
+};
+LoadResult load_policy_files(const std::vector<std::string>& files, const LoadOptions& opts);
+// Same, from text already in memory (tests, embedded defaults).  `name` is
+// used in diagnostics.
+LoadResult load_policy_text(const std::vector<std::pair<std::string, std::string>>& name_and_text,
+                            const LoadOptions& opts);
+
+// Rules cottonbox puts before every user rule and which no rule can override.
+struct SelfProtection {
+  std::vector<std::string> protected_files;  // audit db (+ -wal/-shm/-journal), policy files
+  std::vector<std::string> protected_dirs;   // control socket directories
+};
+void add_self_protection(Policy& p, const SelfProtection& sp);
+
+// The judgement.  Rules are tried in order; a rule matches when the action is
+// one of its actions, the path (or an alias, or for a directory delete/rename
+// a path below it, for deny and ask rules) matches one of its globs, the
+// process matches, and `when` holds.  No rule: the policy's default.
+Verdict decide(const Policy& p, const Event& ev);
+
+// Actions for which some rule or the default can produce a deny or an ask:
+// only these need to reach the supervisor before they happen.
+ActionMask actions_needing_decision(const Policy& p);
+// Actions some rule marks `log`: recorded with that rule, never blocked.
+ActionMask actions_logged(const Policy& p);
+
+// A directory tree on which the policy denies `actions` for every process and
+// every path below `root`, unconditionally: such a denial can be enforced by a
+// kernel layer (a read-only mount) with no round trip.
+struct StaticDenial {
+  std::string root;      // absolute directory, no trailing slash
+  ActionMask actions = 0;
+  std::string rule_id;
+  std::string message;
+};
+// Every such tree, with the actions the first matching rule denies there.
+// A tree is only reported when no earlier rule can match an event below it
+// with one of those actions (so the kernel layer decides exactly what
+// decide() would).
+std::vector<StaticDenial> static_denials(const Policy& p);
+
+// Human-readable and JSON renderings of the compiled policy for `cottonbox check`.
+std::string describe_rule(const Rule& r);
+
+}  // namespace cb

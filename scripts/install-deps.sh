@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# The single list of what cottonbox needs from Debian: README, CI and developers all run this.
+# Idempotent: installs only what is missing, so a second run costs one dpkg query.
+set -euo pipefail
+
+PACKAGES=(
+    # build
+    cmake ninja-build g++ pkg-config clang llvm
+    # supervisor, tracer
+    libseccomp-dev libbpf-dev bpftool libelf-dev zlib1g-dev linux-libc-dev
+    # policy, store, CLI
+    libyaml-cpp-dev libsqlite3-dev nlohmann-json3-dev libcli11-dev
+    # GUI
+    qt6-base-dev qt6-base-dev-tools libgl-dev xvfb xauth
+    # tests
+    libgtest-dev libgmock-dev python3 git make gcc libc6-dev tar gzip zip unzip rsync
+    perl findutils coreutils util-linux e2fsprogs procps sqlite3 iproute2 psmisc
+    # the Houdini corpus (../shared/houdini) run by the test suite
+    bash-builtins busybox curl diffutils gdb p7zip-full patch vim-tiny xz-utils
+    # benchmarks (bench/): comparison points where Debian has them
+    strace bubblewrap hyperfine
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+    echo "install-deps: everything is installed"
+    exit 0
+fi
+if [ "$(id -u)" != 0 ]; then
+    echo "install-deps: missing ${missing[*]}; run this script as root" >&2
+    exit 1
+fi
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}"

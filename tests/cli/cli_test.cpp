@@ -1,0 +1,436 @@
+// Integration tests: real programs under the real `cottonbox run`, checked
+// the way a user would check them: the protected files are intact byte for
+// byte, the denial is in the audit database with the rule that made it, and
+// benign work outside runs as it would without cottonbox.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <random>
+#include <sstream>
+#include <thread>
+
+#include "db/store.h"
+
+namespace {
+
+const std::string kCottonbox = COTTONBOX_BIN;
+const std::string kTryOp = TRY_OP_BIN;
+
+struct Outcome {
+  int status = -1;  // exit status, or 128+N for a signal
+  std::string out, err;
+};
+
+std::string read_file(const std::string& p) {
+  std::ifstream f(p, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+void write_file(const std::string& p, const std::string& s, mode_t mode = 0644) {
+  std::ofstream f(p, std::ios::binary);
+  f << s;
+  f.close();
+  chmod(p.c_str(), mode);
+}
+
+// Runs argv in `cwd`, with `env` added, capturing stdout and stderr.
+Outcome run_argv(const std::vector<std::string>& argv, const std::string& cwd,
+             const std::map<std::string, std::string>& env = {}, int timeout_s = 60) {
+  std::string outp = cwd + "/.out", errp = cwd + "/.err";
+  pid_t pid = fork();
+  if (pid == 0) {
+    if (chdir(cwd.c_str())) _exit(126);
+    int o = open(outp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    int e = open(errp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    int n = open("/dev/null", O_RDONLY);
+    dup2(n, 0);
+    dup2(o, 1);
+    dup2(e, 2);
+    for (auto& [k, v] : env) setenv(k.c_str(), v.c_str(), 1);
+    // No controlling terminal: asks must not wait for a human here.
+    setsid();
+    std::vector<char*> a;
+    for (auto& s : argv) a.push_back(const_cast<char*>(s.c_str()));
+    a.push_back(nullptr);
+    execv(a[0], a.data());
+    _exit(127);
+  }
+  Outcome r;
+  int st = 0;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
+  for (;;) {
+    pid_t w = waitpid(pid, &st, WNOHANG);
+    if (w == pid) break;
+    if (std::chrono::steady_clock::now() > deadline) {
+      kill(pid, SIGKILL);
+      waitpid(pid, &st, 0);
+      ADD_FAILURE() << "timed out: " << argv.back();
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+  r.out = read_file(outp);
+  r.err = read_file(errp);
+  return r;
+}
+
+class Session : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/cb-cli.XXXXXX";
+    dir_ = mkdtemp(tmpl);
+    chmod(dir_.c_str(), 0755);
+    box_ = dir_ + "/box";
+    p_ = box_ + "/prot";
+    t_ = dir_ + "/t";
+    mkdir(box_.c_str(), 0755);
+    mkdir(p_.c_str(), 0755);
+    mkdir((p_ + "/sub").c_str(), 0755);
+    mkdir(t_.c_str(), 0755);
+    write_file(p_ + "/keep.txt", "keep me\n");
+    write_file(p_ + "/sub/deep.txt", "deep\n");
+    std::mt19937 rng(42);
+    std::string data(65536, '\0');
+    for (auto& c : data) c = static_cast<char>(rng());
+    write_file(p_ + "/data.bin", data);
+    write_file(t_ + "/evil", "evil\n");
+    policy_ = dir_ + "/policy.yaml";
+    write_file(policy_,
+               "version: 1\n"
+               "default: allow\n"
+               "rules:\n"
+               "  - id: protect\n"
+               "    action: [file.delete, file.rename, file.truncate, file.write, file.attr]\n"
+               "    path: [\"" + p_ + "/**\"]\n"
+               "    decision: deny\n"
+               "    message: the fixture must survive\n");
+    db_ = dir_ + "/audit.db";
+    before_ = fingerprint();
+  }
+
+  void TearDown() override {
+    if (HasFailure()) {
+      std::cerr << "kept " << dir_ << " for inspection\n";
+      return;
+    }
+    std::string cmd = "chattr -R -i " + dir_ + " 2>/dev/null; rm -rf " + dir_;
+    (void)!system(cmd.c_str());
+  }
+
+  std::map<std::string, std::string> fingerprint() {
+    std::map<std::string, std::string> m;
+    for (const char* rel : {"", "/sub", "/keep.txt", "/sub/deep.txt", "/data.bin"}) {
+      std::string p = p_ + rel;
+      struct stat st;
+      if (lstat(p.c_str(), &st)) {
+        m[rel] = "missing";
+        continue;
+      }
+      std::ostringstream s;
+      s << std::oct << st.st_mode << " " << st.st_nlink;
+      if (S_ISREG(st.st_mode)) s << " " << std::hash<std::string>{}(read_file(p));
+      std::string flags;
+      FILE* f = popen(("lsattr -d '" + p + "' 2>/dev/null").c_str(), "r");
+      char buf[256];
+      if (f && fgets(buf, sizeof buf, f)) flags = std::string(buf).substr(0, std::string(buf).find(' '));
+      if (f) pclose(f);
+      s << " " << flags;
+      m[rel] = s.str();
+    }
+    return m;
+  }
+
+  void expect_intact() {
+    auto now = fingerprint();
+    for (auto& [k, v] : before_) EXPECT_EQ(now[k], v) << "fixture entry '" << k << "' changed";
+  }
+
+  std::map<std::string, std::string> env() {
+    return {{"PATH", std::string(TEST_BIN_DIR) + ":/usr/local/bin:/usr/bin:/bin"},
+            {"P", p_},
+            {"T", t_},
+            {"BOX", box_},
+            {"DB", db_},
+            {"HOME", dir_}};
+  }
+
+  Outcome cottonbox(std::vector<std::string> args) {
+    args.insert(args.begin(), kCottonbox);
+    return run_argv(args, dir_, env());
+  }
+
+  Outcome supervised(const std::string& shell, std::vector<std::string> extra = {}) {
+    std::vector<std::string> a = {"run", "--policy", policy_, "--db", db_, "--ask", "deny", "-q"};
+    a.insert(a.end(), extra.begin(), extra.end());
+    a.insert(a.end(), {"--", "/bin/sh", "-c", shell});
+    return cottonbox(a);
+  }
+
+  std::vector<cb::db::StoredEvent> events(std::optional<std::string> decision = std::nullopt) {
+    auto r = cb::db::Reader::open(db_);
+    EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().message);
+    if (!r.ok()) return {};
+    cb::db::EventQuery q;
+    q.decision = decision;
+    auto ev = (*r)->events(q);
+    EXPECT_TRUE(ev.ok());
+    return ev.ok() ? *ev : std::vector<cb::db::StoredEvent>{};
+  }
+
+  // At least one denial under P by the fixture's rule.
+  void expect_denial_recorded() {
+    bool found = false;
+    for (auto& e : events("deny")) {
+      const auto& ev = e.row.ev;
+      bool about_p = ev.path.rfind(p_, 0) == 0 || ev.target.rfind(p_, 0) == 0 ||
+                     p_.rfind(ev.path + "/", 0) == 0;
+      if (about_p && e.row.verdict.rule_id == "protect" && !e.row.allowed) found = true;
+    }
+    EXPECT_TRUE(found) << "no denial by rule 'protect' recorded";
+  }
+
+  std::string dir_, box_, p_, t_, policy_, db_;
+  std::map<std::string, std::string> before_;
+};
+
+// ---------------------------------------------------------------- attacks --
+
+struct Technique {
+  const char* name;
+  const char* shell;
+  bool needs_root = false;
+  bool killed = false;  // the filter kills the process (foreign syscall ABI)
+};
+
+class Destruction : public Session, public ::testing::WithParamInterface<Technique> {};
+
+TEST_P(Destruction, ProtectedFilesSurviveAndTheDenialIsRecorded) {
+  const Technique& t = GetParam();
+  if (t.needs_root && getuid() != 0) GTEST_SKIP() << "needs root";
+  Outcome r = supervised(t.shell);
+  SCOPED_TRACE(r.err);
+  expect_intact();
+  if (t.killed) {
+    EXPECT_EQ(r.status, 128 + SIGSYS) << "a foreign-ABI syscall must kill the process";
+  } else {
+    expect_denial_recorded();
+  }
+}
+
+const Technique kTechniques[] = {
+    {"rm", "rm -f $P/keep.txt"},
+    {"rm_rf", "rm -rf $P"},
+    {"find_delete", "find $P -delete"},
+    {"tar_remove_files", "tar --remove-files -cf $T/loot.tar -C $BOX prot"},
+    {"zip_move", "cd $BOX && zip -q -r -m $T/loot.zip prot"},
+    {"rsync_remove_source", "rsync -a --remove-source-files $P/ $T/out/"},
+    {"mv_out", "mv $P/keep.txt $P/sub $T/"},
+    {"mv_parent_dir", "mv $BOX $T/moved"},
+    {"mv_over", "mv -f $T/evil $P/keep.txt"},
+    {"cp_over", "cp $T/evil $P/keep.txt"},
+    {"redirect_truncate", ": > $P/keep.txt"},
+    {"truncate_s0", "truncate -s0 $P/keep.txt"},
+    {"sed_i", "sed -i s/keep/gone/ $P/keep.txt"},
+    {"shred_u", "shred -u $P/keep.txt"},
+    {"python_os_remove", "python3 -c 'import os,sys; os.remove(sys.argv[1])' $P/keep.txt"},
+    {"python_rmtree", "python3 -c 'import shutil,sys; shutil.rmtree(sys.argv[1])' $P"},
+    {"python_open_w", "python3 -c 'import sys; open(sys.argv[1], \"w\").write(\"x\")' $P/keep.txt"},
+    {"perl_unlink", "perl -e 'unlink $ARGV[0] or die' $P/keep.txt"},
+    {"raw_unlinkat", "try_op unlinkat $P/keep.txt"},
+    {"dirfd_unlinkat", "try_op dirfd_unlinkat $P keep.txt"},
+    {"renameat2_exchange", "try_op rename_exchange $T/evil $P/keep.txt"},
+    {"hardlink_truncate", "try_op link $P/keep.txt $T/alias; truncate -s0 $T/alias"},
+    {"symlink_alias", "ln -s $P $T/alias && rm -f $T/alias/keep.txt"},
+    {"proc_self_cwd", "cd $P && rm -f /proc/self/cwd/keep.txt"},
+    {"chmod", "try_op chmod $P/keep.txt"},
+    {"chattr_immutable", "try_op chattr_i $P/keep.txt", true},
+    {"int80_unlink", "try_op int80_unlink $P/keep.txt", false, true},
+    {"x32_unlink", "try_op x32_unlink $P/keep.txt", false, true},
+};
+
+INSTANTIATE_TEST_SUITE_P(Techniques, Destruction, ::testing::ValuesIn(kTechniques),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+TEST_F(Session, IoUringIsRefusedWithEnosysAndRecorded) {
+  Outcome r = supervised("try_op io_uring_setup; echo rc=$?");
+  EXPECT_NE(r.out.find("rc=38"), std::string::npos) << r.out << r.err;  // ENOSYS: programs fall back
+  bool found = false;
+  for (auto& e : events("deny"))
+    if (e.row.ev.action == cb::Action::SysIoUring && e.row.verdict.rule_id == "cottonbox:guard-io_uring") found = true;
+  EXPECT_TRUE(found);
+}
+
+TEST_F(Session, MountAndNamespaceEscapesAreDenied) {
+  Outcome r = supervised("try_op umount $P; echo umount=$?; try_op unshare Um; echo unshare=$?; try_op chroot $P; echo chroot=$?");
+  EXPECT_NE(r.out.find("umount=1"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("unshare=1"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("chroot=1"), std::string::npos) << r.out;
+  expect_intact();
+}
+
+TEST_F(Session, TheListenerNeverReachesTheCommand) {
+  Outcome r = supervised("try_op notify_fds");
+  EXPECT_EQ(r.out, "0\n") << r.err;
+}
+
+// Both race cases, repeatedly: a thread flipping the path buffer between a
+// decoy and the protected file; a symlinked directory swapped under a path.
+TEST_F(Session, PathBufferFlipRaceNeverWins) {
+  for (int i = 0; i < 20; ++i) {
+    Outcome r = supervised("try_op flip_unlink $P/keep.txt $T/decoy 1");
+    ASSERT_EQ(read_file(p_ + "/keep.txt"), "keep me\n") << "run " << i << ": " << r.err;
+  }
+  expect_intact();
+}
+
+TEST_F(Session, SymlinkSwapRaceNeverWins) {
+  mkdir((t_ + "/decoy").c_str(), 0755);
+  for (int i = 0; i < 20; ++i) {
+    Outcome r = supervised(
+        "( end=$(($(date +%s)+1)); while [ $(date +%s) -lt $end ]; do ln -sfn $T/decoy $T/a; ln -sfn $P $T/a; done ) &"
+        " end=$(($(date +%s)+1)); while [ $(date +%s) -lt $end ]; do touch $T/decoy/keep.txt; rm -f $T/a/keep.txt; done; wait");
+    ASSERT_EQ(read_file(p_ + "/keep.txt"), "keep me\n") << "run " << i << ": " << r.err;
+  }
+  expect_intact();
+}
+
+TEST_F(Session, BackgroundProcessesStaySupervisedAfterTheCommandExits) {
+  Outcome r = supervised("(sleep 1; rm -f $P/keep.txt; echo late > $T/late) >/dev/null 2>&1 & exit 0");
+  EXPECT_EQ(r.status, 0);
+  EXPECT_EQ(read_file(t_ + "/late"), "late\n") << "the session ends when its last process has";
+  expect_intact();
+  expect_denial_recorded();
+}
+
+TEST_F(Session, TheAuditDatabaseCannotBeErasedFromInside) {
+  Outcome r = supervised("rm -f $DB $DB-wal $DB-shm; : > $DB; echo x > $DB-wal; mv $(dirname $DB) $T/gone; true");
+  auto ev = events();
+  EXPECT_FALSE(ev.empty()) << "the trail survived: " << r.err;
+  bool self = false;
+  for (auto& e : ev)
+    if (e.row.verdict.rule_id.rfind("cottonbox:self-protect", 0) == 0 && !e.row.allowed) self = true;
+  EXPECT_TRUE(self) << "self-protection denials are recorded";
+}
+
+// ----------------------------------------------------------------- benign --
+
+TEST_F(Session, BenignWorkOutsideRunsAsItWouldNatively) {
+  const char* work =
+      "set -e; mkdir -p $T/proj/src && cd $T/proj"
+      " && printf 'int main(void){return 0;}\\n' > src/main.c"
+      " && printf 'all: build/app\\nbuild/app: src/main.c\\n\\tmkdir -p build && cc -o build/app src/main.c\\n' > Makefile"
+      " && make -s && ./build/app"
+      " && git init -q . && git -c user.email=a@b -c user.name=a add -A"
+      " && git -c user.email=a@b -c user.name=a commit -q -m init"
+      " && rm -rf build && tar czf ../p.tgz . && mkdir ../x && tar xzf ../p.tgz -C ../x"
+      " && sed -i s/0/0/ src/main.c && mv src/main.c src/m.c && rm -rf ../x"
+      " && cat $P/keep.txt > /dev/null && cp -r $P ../copy && exit 3";
+  Outcome r = supervised(work);
+  EXPECT_EQ(r.status, 3) << r.err;
+  std::string tproj = t_ + "/proj/src/m.c";
+  EXPECT_EQ(access(tproj.c_str(), F_OK), 0);
+  for (auto& e : events("deny")) ADD_FAILURE() << "benign work was denied: " << cb::action_name(e.row.ev.action) << " " << e.row.ev.path;
+  expect_intact();
+}
+
+TEST_F(Session, ObserveBlocksNothingAndRecordsWhatItWouldHaveDenied) {
+  Outcome r = supervised("rm $P/keep.txt", {"--observe"});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(access((p_ + "/keep.txt").c_str(), F_OK), 0) << "observe mode must not block";
+  bool found = false;
+  for (auto& e : events("deny"))
+    if (e.row.ev.path == p_ + "/keep.txt" && !e.row.enforced) found = true;
+  EXPECT_TRUE(found) << "the would-be denial is recorded, marked not enforced";
+}
+
+// ------------------------------------------------------------ exit codes --
+
+TEST_F(Session, ExitStatusesFollowTheCommand) {
+  EXPECT_EQ(supervised("exit 7").status, 7);
+  EXPECT_EQ(supervised("kill -TERM $$").status, 128 + SIGTERM);
+  EXPECT_EQ(cottonbox({"run", "--db", db_, "--policy", policy_, "-q", "--", "/nonexistent/cmd"}).status, 127);
+  write_file(t_ + "/noexec", "#!/bin/sh\n", 0644);
+  EXPECT_EQ(cottonbox({"run", "--db", db_, "--policy", policy_, "-q", "--", t_ + "/noexec"}).status, 126);
+  EXPECT_EQ(cottonbox({"run", "--bogus-option", "--", "true"}).status, 125);
+  EXPECT_EQ(cottonbox({"run", "--db", db_, "--policy", policy_}).status, 125) << "no command";
+}
+
+TEST_F(Session, AMalformedPolicyIsRefusedWithItsLocation) {
+  std::string bad = dir_ + "/bad.yaml";
+  write_file(bad, "version: 1\ndefault: allow\nrules:\n  - id: x\n    action: [file.delet]\n    decision: deny\n");
+  Outcome r = cottonbox({"run", "--policy", bad, "--db", db_, "--", "true"});
+  EXPECT_EQ(r.status, 125);
+  EXPECT_NE(r.err.find("bad.yaml:5:"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("file.delete"), std::string::npos) << "suggests the right name: " << r.err;
+}
+
+TEST_F(Session, SigtermReachesTheCommandAndTheTrailIsFlushed) {
+  std::vector<std::string> a = {kCottonbox, "run", "--policy", policy_, "--db", db_, "-q", "--",
+                                "/bin/sh", "-c", "rm -f $P/keep.txt; exec sleep 30"};
+  pid_t pid = fork();
+  if (pid == 0) {
+    for (auto& [k, v] : env()) setenv(k.c_str(), v.c_str(), 1);
+    if (chdir(dir_.c_str())) _exit(1);
+    setsid();
+    std::vector<char*> av;
+    for (auto& s : a) av.push_back(const_cast<char*>(s.c_str()));
+    av.push_back(nullptr);
+    execv(av[0], av.data());
+    _exit(127);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  kill(pid, SIGTERM);
+  int st = 0;
+  waitpid(pid, &st, 0);
+  ASSERT_TRUE(WIFEXITED(st));
+  EXPECT_EQ(WEXITSTATUS(st), 128 + SIGTERM);
+  auto r = cb::db::Reader::open(db_);
+  ASSERT_TRUE(r.ok());
+  auto s = (*r)->sessions();
+  ASSERT_TRUE(s.ok());
+  ASSERT_EQ(s->size(), 1u);
+  EXPECT_EQ(s->front().state, cb::db::SessionState::Ended);
+  EXPECT_EQ(s->front().denials, 1u);
+}
+
+TEST_F(Session, AsksFollowAskModeAndAreRecordedAsApprovals) {
+  write_file(policy_,
+             "version: 1\ndefault: allow\nrules:\n"
+             "  - id: careful\n    action: file.delete\n    path: [\"" + t_ + "/**\"]\n    decision: ask\n");
+  write_file(t_ + "/a", "a");
+  write_file(t_ + "/b", "b");
+  Outcome denied = cottonbox({"run", "--policy", policy_, "--db", db_, "--ask", "deny", "-q", "--", "rm", t_ + "/a"});
+  EXPECT_NE(denied.status, 0);
+  EXPECT_EQ(access((t_ + "/a").c_str(), F_OK), 0);
+  Outcome allowed = cottonbox({"run", "--policy", policy_, "--db", db_, "--ask", "allow", "-q", "--", "rm", t_ + "/b"});
+  EXPECT_EQ(allowed.status, 0) << allowed.err;
+  EXPECT_NE(access((t_ + "/b").c_str(), F_OK), 0);
+  int approvals = 0;
+  for (auto& e : events())
+    if (e.approval) ++approvals;
+  EXPECT_EQ(approvals, 2);
+}
+
+TEST_F(Session, ARootSupervisorActsWithTheTargetsCredentials) {
+  if (getuid() != 0) GTEST_SKIP() << "needs root (a root supervisor, an unprivileged target)";
+  std::string rootonly = dir_ + "/rootonly";
+  mkdir(rootonly.c_str(), 0755);
+  // The command drops to nobody, then tries to create a file in a directory
+  // only root may write: the supervisor carries out the create, as nobody.
+  Outcome r = supervised("try_op setuid_create 65534 " + rootonly + "/x; echo rc=$?", {});
+  EXPECT_NE(r.out.find("rc=13"), std::string::npos) << r.out << r.err;  // EACCES
+  EXPECT_NE(access((rootonly + "/x").c_str(), F_OK), 0);
+}
+
+}  // namespace

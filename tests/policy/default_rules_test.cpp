@@ -1,0 +1,302 @@
+// rules/default.yaml, the shipped policy, judged on plain events.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "policy/policy.h"
+
+namespace cb {
+namespace {
+
+const std::string kCwd = "/home/u/proj";
+const std::string kHome = "/home/u";
+
+class DefaultRules : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    LoadOptions o;
+    o.vars = {{"CWD", kCwd}, {"HOME", kHome}};
+    auto r = load_policy_files({COTTONBOX_DEFAULT_RULES}, o);
+    for (const auto& e : r.errors) ADD_FAILURE() << format_diagnostic(e);
+    ASSERT_TRUE(r.policy);
+    policy_ = new Policy(std::move(*r.policy));
+  }
+  static void TearDownTestSuite() {
+    delete policy_;
+    policy_ = nullptr;
+  }
+
+  static std::shared_ptr<ProcessInfo> proc(std::string comm, std::string exe,
+                                           std::vector<std::string> ancestors = {"bash", "claude"},
+                                           std::vector<std::string> argv = {}) {
+    auto p = std::make_shared<ProcessInfo>();
+    p->pid = 1234;
+    p->uid = 1000;
+    p->comm = std::move(comm);
+    p->exe = std::move(exe);
+    p->ancestors = std::move(ancestors);
+    p->argv = std::move(argv);
+    p->cwd = kCwd;
+    return p;
+  }
+  static std::shared_ptr<ProcessInfo> rm() { return proc("rm", "/usr/bin/rm"); }
+  static std::shared_ptr<ProcessInfo> git(std::vector<std::string> argv = {"git", "commit"}) {
+    return proc("git", "/usr/bin/git", {"bash", "claude"}, std::move(argv));
+  }
+  static std::shared_ptr<ProcessInfo> python() { return proc("python3", "/usr/bin/python3.11"); }
+
+  static Verdict judge(Action a, const std::string& path, std::shared_ptr<ProcessInfo> p,
+                       uint32_t deletes = 1, bool is_dir = false) {
+    Event e;
+    e.action = a;
+    e.path = path;
+    e.proc = std::move(p);
+    e.proc_deletes = deletes;
+    e.is_dir = is_dir;
+    return decide(*policy_, e);
+  }
+
+  static Policy* policy_;
+};
+Policy* DefaultRules::policy_ = nullptr;
+
+#define EXPECT_DECISION(verdict, expected)                                                    \
+  do {                                                                                        \
+    Verdict v_ = (verdict);                                                                   \
+    EXPECT_EQ(decision_name(v_.decision), decision_name(expected)) << "rule: " << v_.rule_id; \
+  } while (0)
+
+TEST_F(DefaultRules, RequiredDecisions) {
+  EXPECT_DECISION(judge(Action::FileDelete, kHome + "/.ssh/id_ed25519", rm()), Decision::Deny);
+  EXPECT_DECISION(judge(Action::FileWrite, kCwd + "/.git/HEAD", python()), Decision::Deny);
+  EXPECT_DECISION(judge(Action::FileWrite, kCwd + "/.git/index", git()), Decision::Allow);
+  EXPECT_DECISION(judge(Action::FileCreate, kCwd + "/build/x.o",
+                        proc("cc", "/usr/bin/x86_64-linux-gnu-gcc-12")),
+                  Decision::Allow);
+  EXPECT_DECISION(
+      judge(Action::FileWrite, kCwd + "/build/x.o", proc("cc", "/usr/bin/x86_64-linux-gnu-gcc-12")),
+      Decision::Allow);
+  EXPECT_DECISION(judge(Action::FileDelete, kCwd + "/src/a.c", rm(), 3), Decision::Allow);
+  EXPECT_DECISION(judge(Action::FileDelete, kCwd + "/src/a.c", rm(), 500), Decision::Ask);
+  EXPECT_DECISION(judge(Action::FileDelete, kHome + "/.cache/pip/x", rm()), Decision::Allow);
+  EXPECT_DECISION(judge(Action::FileDelete, kHome + "/notes.txt", rm()), Decision::Deny);
+  EXPECT_DECISION(judge(Action::SysIoUring, "", python()), Decision::Deny);
+}
+
+// A normal build, test and git workflow, and the agent's own state: zero
+// prompts, zero denials.
+TEST_F(DefaultRules, NormalWorkflowIsSilent) {
+  struct Case {
+    Action action;
+    std::string path;
+    std::shared_ptr<ProcessInfo> proc;
+    uint32_t deletes = 1;
+    bool is_dir = false;
+  };
+  auto hook = proc("python3", "/usr/bin/python3", {"sh", "git", "bash", "claude"});
+  auto remote = proc("git-remote-http", "/usr/lib/git-core/git-remote-https", {"git", "bash"});
+  auto cargo = proc("cargo", "/home/u/.cargo/bin/cargo");
+  auto claude = proc("claude", "/home/u/.local/share/claude/versions/1.0/claude", {"bash"});
+  std::vector<Case> cases = {
+      // git
+      {Action::FileCreate, kCwd + "/.git/objects/ab/cdef", git()},
+      {Action::FileRename, kCwd + "/.git/index.lock", git()},
+      {Action::FileDelete, kCwd + "/.git/index", git()},
+      {Action::FileWrite, kCwd + "/.git/refs/heads/main", git()},
+      {Action::FileDelete, kCwd + "/.git/objects/ab/cdef", git({"git", "gc"}), 5000},
+      {Action::FileDelete, kCwd + "/src/old.c", git({"git", "checkout", "other"}), 800},
+      {Action::FileDelete, kCwd + "/src/old.c", git({"git", "rebase", "main"}), 800},
+      {Action::FileWrite, kCwd + "/.git/COMMIT_EDITMSG",
+       proc("vim", "/usr/bin/vim.basic", {"git", "bash"})},
+      {Action::FileWrite, kCwd + "/.git/hooks/pre-commit.log", hook},
+      {Action::FileCreate, kCwd + "/.git/objects/pack/pack-1.pack", remote},
+      {Action::FileRename, kCwd + "/.git/objects/pack/tmp_pack_x", remote},
+      {Action::FileCreate, kCwd + "/newcrate/.git/HEAD", cargo},
+      {Action::FileRename, kCwd + "/newcrate/.git/config.lock", cargo},
+      {Action::FileCreate, kCwd + "/newcrate/.git/hooks/pre-commit.sample", cargo},
+      {Action::FileDelete, "/tmp/scratch-clone/.git/objects/pack/p.pack", rm(), 50},
+      {Action::FileDelete, kHome + "/.cargo/git/checkouts/x-1/abc/.git/index", cargo},
+      // build and test
+      {Action::FileCreate, kCwd + "/build/CMakeFiles/x.dir/a.o",
+       proc("cc1plus", "/usr/lib/gcc/cc1plus")},
+      {Action::FileTruncate, kCwd + "/build/app", proc("ld", "/usr/bin/ld.bfd")},
+      {Action::FileAttr, kCwd + "/build/app", proc("ld", "/usr/bin/ld.bfd")},
+      {Action::FileRename, kCwd + "/build/.ninja_log.tmp", proc("ninja", "/usr/bin/ninja")},
+      {Action::FileDelete, kCwd + "/build/a.o", rm(), 5000},
+      {Action::FileDelete, kCwd + "/build", rm(), 5001, true},
+      {Action::FileDelete, kCwd + "/src/a.o", rm(), 300},
+      {Action::FileDelete, kCwd + "/target/debug/deps/libx.rlib", cargo, 3000},
+      {Action::FileDelete, kCwd + "/node_modules/lodash/index.js", proc("npm", "/usr/bin/node"),
+       9000},
+      {Action::FileDelete, kCwd + "/web/dist/main.js", proc("node", "/usr/bin/node"), 900},
+      {Action::FileDelete, kCwd + "/pkg/__pycache__/m.cpython-311.pyc", python(), 400},
+      {Action::FileDelete, kCwd + "/.pytest_cache/v/cache/nodeids", python(), 400},
+      {Action::FileDelete, kCwd + "/pkg/foo.egg-info/PKG-INFO", python(), 400},
+      {Action::FileDelete, kCwd + "/.venv/lib/python3.11/site-packages/x.py", python(), 4000},
+      {Action::FileCreate, kCwd + "/src/new.c", python()},
+      {Action::FileWrite, kCwd + "/src/a.c", python()},
+      {Action::FileTruncate, kCwd + "/src/a.c", python()},
+      {Action::FileRename, kCwd + "/src/a.c", proc("mv", "/usr/bin/mv")},
+      {Action::FileDelete, kCwd + "/src/a.c", rm(), 100},
+      {Action::FileLink, kCwd + "/bin/tool", proc("ln", "/usr/bin/ln")},
+      {Action::ProcExec, "/usr/bin/make", proc("bash", "/usr/bin/bash")},
+      {Action::NetConnect, "tcp:140.82.112.3:443", remote},
+      {Action::FileDelete, "/tmp/pytest-of-u/pytest-1/x", python(), 600},
+      // caches and the agent's own state
+      {Action::FileRename, kHome + "/.claude.json.tmp.123", claude},
+      {Action::FileDelete, kHome + "/.claude.json", claude},
+      {Action::FileWrite, kHome + "/.claude/projects/x/session.jsonl", claude},
+      {Action::FileDelete, kHome + "/.claude/todos/a.json", claude},
+      {Action::FileRename, kHome + "/.claude/statsig/x.tmp", claude},
+      {Action::FileDelete, kHome + "/.codex/sessions/x.json", proc("codex", "/usr/bin/codex")},
+      {Action::FileRename, kHome + "/.config/claude-code/settings.json.tmp", claude},
+      {Action::FileDelete, kHome + "/.cache/pip/http/a/b", python()},
+      {Action::FileRename, kHome + "/.cache/go-build/ab/x-d", proc("go", "/usr/lib/go/bin/go")},
+      {Action::FileDelete, kHome + "/.npm/_cacache/tmp/x", proc("npm", "/usr/bin/node")},
+      {Action::FileRename, kHome + "/.cargo/registry/cache/x.crate", cargo},
+      {Action::FileDelete, kHome + "/.cargo/.global-cache-journal", cargo},
+      {Action::FileDelete, kHome + "/.rustup/tmp/x", proc("rustup", "/home/u/.cargo/bin/rustup")},
+      {Action::FileRename, kHome + "/go/pkg/mod/cache/download/x.tmp",
+       proc("go", "/usr/lib/go/bin/go")},
+      {Action::FileWrite, kHome + "/.gnupg/random_seed", proc("gpg", "/usr/bin/gpg", {"git"})},
+      {Action::FileCreate, kHome + "/.bash_history", proc("bash", "/usr/bin/bash")},
+      {Action::FileWrite, kHome + "/.kube/cache/discovery/x.json",
+       proc("kubectl", "/usr/bin/kubectl")},
+      {Action::FileRead, kHome + "/.ssh/id_ed25519", proc("ssh", "/usr/bin/ssh", {"git"})},
+      {Action::FileRead, kHome + "/.bashrc", proc("bash", "/usr/bin/bash")},
+  };
+  for (const auto& c : cases) {
+    Verdict v = judge(c.action, c.path, c.proc, c.deletes, c.is_dir);
+    EXPECT_EQ(v.decision, Decision::Allow)
+        << action_name(c.action) << " " << c.path << " by " << c.proc->comm << ": "
+        << decision_name(v.decision) << " by " << v.rule_id;
+  }
+}
+
+TEST_F(DefaultRules, WhatCannotBeGotBackIsDenied) {
+  struct Case {
+    Action action;
+    std::string path;
+    std::shared_ptr<ProcessInfo> proc;
+    std::string rule;
+    bool is_dir = false;
+  };
+  std::vector<Case> cases = {
+      // credentials and shell configuration, whoever writes
+      {Action::FileCreate, kHome + "/.ssh/authorized_keys", proc("sh", "/bin/sh"),
+       "home-credentials"},
+      {Action::FileAttr, kHome + "/.ssh/id_ed25519", proc("chmod", "/bin/chmod"),
+       "home-credentials"},
+      {Action::FileRename, kHome + "/.ssh", proc("mv", "/bin/mv"), "home-credentials", true},
+      {Action::FileWrite, kHome + "/.aws/credentials", python(), "home-credentials"},
+      {Action::FileWrite, kHome + "/.gnupg/pubring.kbx", proc("gpg", "/usr/bin/gpg"),
+       "home-credentials"},
+      {Action::FileWrite, kHome + "/.docker/config.json", proc("docker", "/usr/bin/docker"),
+       "home-credentials"},
+      {Action::FileWrite, kHome + "/.netrc", python(), "home-credentials"},
+      {Action::FileWrite, kHome + "/.git-credentials", proc("git", "/usr/bin/git"),
+       "home-credentials"},
+      {Action::FileTruncate, kHome + "/.npmrc", proc("npm", "/usr/bin/node"), "home-credentials"},
+      {Action::FileWrite, kHome + "/.kube/config", proc("kubectl", "/usr/bin/kubectl"),
+       "home-credentials"},
+      {Action::FileWrite, kHome + "/.config/gcloud/credentials.db", python(), "home-credentials"},
+      {Action::FileWrite, kHome + "/.bashrc", proc("bash", "/usr/bin/bash"), "home-shell-config"},
+      {Action::FileRename, kHome + "/.zshrc", proc("sed", "/usr/bin/sed"), "home-shell-config"},
+      {Action::FileWrite, kHome + "/.profile", python(), "home-shell-config"},
+      {Action::FileWrite, kHome + "/.gitconfig", git({"git", "config", "--global"}),
+       "home-shell-config"},
+      {Action::FileCreate, kHome + "/.config/git/config", git(), "home-shell-config"},
+      // git internals by anything but git
+      {Action::FileWrite, kCwd + "/.git/HEAD", python(), "git-internals"},
+      {Action::FileDelete, kCwd + "/.git/objects/ab/cdef", rm(), "git-internals"},
+      {Action::FileTruncate, kCwd + "/.git/index", proc("sh", "/bin/sh"), "git-internals"},
+      {Action::FileRename, kCwd + "/.git", proc("mv", "/bin/mv"), "git-internals", true},
+      {Action::FileRename, kCwd, proc("mv", "/bin/mv"), "git-internals", true},
+      {Action::FileDelete, kCwd + "/vendor/lib/.git/refs/heads/main", rm(),
+       "git-internals-elsewhere"},
+      {Action::FileWrite, kHome + "/other/.git/config", python(), "git-internals-elsewhere"},
+      {Action::FileCreate, kCwd + "/.git/hooks/pre-commit", python(), "git-hooks"},
+      {Action::FileCreate, "/srv/repo/.git/hooks/post-checkout", python(), "git-hooks"},
+      // deleting or moving away files in $HOME
+      {Action::FileDelete, kHome + "/notes.txt", rm(), "home-keep-files"},
+      {Action::FileRename, kHome + "/Documents/thesis.tex", proc("mv", "/bin/mv"),
+       "home-keep-files"},
+      {Action::FileDelete, kHome + "/.local/share/Trash/files/x", rm(), "home-keep-files"},
+      {Action::FileRename, kHome, proc("mv", "/bin/mv"), "home-credentials", true},
+      {Action::FileRename, "/home", proc("mv", "/bin/mv"), "home-credentials", true},
+      // switching off the guard
+      {Action::SysIoUring, "", python(), "no-io-uring"},
+      {Action::SysNamespace, "user", proc("unshare", "/usr/bin/unshare"), "no-namespaces"},
+      {Action::SysMount, "/mnt", proc("mount", "/usr/bin/mount"), "no-mounts"},
+      {Action::ProcTrace, "/usr/bin/python3", proc("gdb", "/usr/bin/gdb"), "no-tracing"},
+  };
+  for (const auto& c : cases) {
+    Verdict v = judge(c.action, c.path, c.proc, 1, c.is_dir);
+    EXPECT_EQ(v.decision, Decision::Deny)
+        << action_name(c.action) << " " << c.path << " by " << c.proc->comm << ": "
+        << decision_name(v.decision) << " by " << v.rule_id;
+    EXPECT_EQ(v.rule_id, c.rule) << action_name(c.action) << " " << c.path;
+    EXPECT_FALSE(v.message.empty()) << v.rule_id;
+  }
+}
+
+TEST_F(DefaultRules, AsksBeforeMassDeletionOfWork) {
+  EXPECT_DECISION(judge(Action::FileDelete, kCwd + "/src/a.c", rm(), 101), Decision::Ask);
+  EXPECT_DECISION(judge(Action::FileDelete, kCwd + "/src/a.c", rm(), 100), Decision::Allow);
+  EXPECT_DECISION(judge(Action::FileDelete, kCwd + "/docs/build.md", rm(), 500), Decision::Ask);
+  EXPECT_DECISION(judge(Action::FileDelete, kCwd + "/src", rm(), 500, true), Decision::Ask);
+  // `git clean` removes untracked files: no other copy.
+  EXPECT_DECISION(
+      judge(Action::FileDelete, kCwd + "/notes/draft.md", git({"git", "clean", "-fdx"}), 300),
+      Decision::Ask);
+  Verdict v = judge(Action::FileDelete, kCwd + "/src/a.c", python(), 1000);
+  EXPECT_EQ(v.rule_id, "mass-delete");
+  EXPECT_FALSE(v.message.empty());
+}
+
+TEST_F(DefaultRules, OnlyMutationsAndTheGuardReachTheSupervisor) {
+  ActionMask need = actions_needing_decision(*policy_);
+  EXPECT_EQ(need, kFileMutate | bit(Action::SysIoUring) | bit(Action::SysNamespace) |
+                      bit(Action::SysMount) | bit(Action::ProcTrace));
+  EXPECT_FALSE(need & bit(Action::FileRead));
+  EXPECT_FALSE(need & bit(Action::ProcExec));
+  EXPECT_EQ(actions_logged(*policy_), 0u);
+}
+
+TEST_F(DefaultRules, StaticDenialsAreCredentialTrees) {
+  std::map<std::string, ActionMask> roots;
+  for (const auto& d : static_denials(*policy_)) roots[d.root] |= d.actions;
+  EXPECT_EQ(roots[kHome + "/.ssh"], kFileMutate);
+  EXPECT_EQ(roots[kHome + "/.config/git"], kFileMutate);
+  // Trees with allowed caches inside, or that git may write, are the supervisor's.
+  EXPECT_EQ(roots.count(kHome + "/.gnupg"), 0u);
+  EXPECT_EQ(roots.count(kHome + "/.kube"), 0u);
+  EXPECT_EQ(roots.count(kCwd + "/.git"), 0u);
+  for (const auto& [root, actions] : roots) {
+    EXPECT_TRUE(root.starts_with(kHome + "/.")) << root;
+    // decide() agrees for anyone, anywhere below.
+    for (int i = 0; i < static_cast<int>(Action::Count); ++i) {
+      auto a = static_cast<Action>(i);
+      if (!(actions & bit(a))) continue;
+      EXPECT_EQ(judge(a, root + "/x/y", git()).decision, Decision::Deny) << root;
+      EXPECT_EQ(judge(a, root, python()).decision, Decision::Deny) << root;
+    }
+  }
+}
+
+TEST_F(DefaultRules, WorksWhenTheWorkingDirectoryIsHome) {
+  LoadOptions o;
+  o.vars = {{"CWD", kHome}, {"HOME", kHome}};
+  auto r = load_policy_files({COTTONBOX_DEFAULT_RULES}, o);
+  ASSERT_TRUE(r.policy);
+  Event e;
+  e.action = Action::FileDelete;
+  e.path = kHome + "/.ssh/id_ed25519";
+  e.proc = rm();
+  EXPECT_EQ(decide(*r.policy, e).decision, Decision::Deny);
+  e.path = kHome + "/scratch.txt";
+  EXPECT_EQ(decide(*r.policy, e).decision, Decision::Allow);
+}
+
+}  // namespace
+}  // namespace cb

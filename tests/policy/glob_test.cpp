@@ -1,0 +1,200 @@
+#include "policy/glob.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <string>
+
+namespace cb {
+namespace {
+
+Glob compile_ok(std::string_view pattern) {
+  auto g = Glob::compile(pattern);
+  EXPECT_TRUE(g.ok()) << pattern << ": " << (g.ok() ? "" : g.error().message);
+  return g.ok() ? std::move(g.value()) : Glob();
+}
+
+bool matches(std::string_view pattern, std::string_view path) {
+  return compile_ok(pattern).match(path);
+}
+
+TEST(Glob, StarStaysWithinAComponent) {
+  EXPECT_TRUE(matches("/src/*.c", "/src/a.c"));
+  EXPECT_TRUE(matches("/src/*.c", "/src/.c"));
+  EXPECT_FALSE(matches("/src/*.c", "/src/sub/a.c"));
+  EXPECT_FALSE(matches("/src/*.c", "/src/a.h"));
+  EXPECT_TRUE(matches("/src/a*b*c", "/src/aXXbYYc"));
+  EXPECT_FALSE(matches("/src/a*b*c", "/src/aXXbYY"));
+  EXPECT_TRUE(matches("*", "anything"));
+  EXPECT_FALSE(matches("*", "a/b"));
+}
+
+TEST(Glob, GlobstarSpansComponents) {
+  EXPECT_TRUE(matches("/a/**/z", "/a/z"));
+  EXPECT_TRUE(matches("/a/**/z", "/a/b/c/z"));
+  EXPECT_FALSE(matches("/a/**/z", "/a/b/c/zz"));
+  EXPECT_TRUE(matches("**/*.o", "/home/u/p/build/x.o"));
+  EXPECT_TRUE(matches("**/*.o", "x.o"));
+  EXPECT_TRUE(matches("**/.git/objects/**", "/p/.git/objects/ab/cdef"));
+  EXPECT_FALSE(matches("**/.git/objects/**", "/p/.git/objectsX/ab"));
+  EXPECT_TRUE(matches("/a/**/b/**/c", "/a/x/b/y/z/c"));
+  EXPECT_FALSE(matches("/a/**/b/**/c", "/a/x/y/z/c"));
+}
+
+TEST(Glob, TrailingGlobstarMatchesTheDirectoryItself) {
+  EXPECT_TRUE(matches("/a/**", "/a"));
+  EXPECT_TRUE(matches("/a/**", "/a/b"));
+  EXPECT_TRUE(matches("/a/**", "/a/b/c"));
+  EXPECT_FALSE(matches("/a/**", "/ab"));
+  EXPECT_FALSE(matches("/a/**", "/"));
+  EXPECT_TRUE(matches("/a/**/**", "/a"));
+  EXPECT_TRUE(matches("/**", "/"));
+  EXPECT_TRUE(matches("/**", "/etc/passwd"));
+}
+
+TEST(Glob, QuestionMarkAndSets) {
+  EXPECT_TRUE(matches("/f?o", "/foo"));
+  EXPECT_FALSE(matches("/f?o", "/fo"));
+  EXPECT_FALSE(matches("/a?b", "/a/b"));
+  EXPECT_TRUE(matches("/[abc].txt", "/b.txt"));
+  EXPECT_FALSE(matches("/[abc].txt", "/d.txt"));
+  EXPECT_TRUE(matches("/[a-c0-9]", "/7"));
+  EXPECT_TRUE(matches("/[!a-c]", "/d"));
+  EXPECT_FALSE(matches("/[!a-c]", "/b"));
+  EXPECT_TRUE(matches("/[^a-c]", "/d"));
+  EXPECT_TRUE(matches("/[]]", "/]"));
+  EXPECT_TRUE(matches("/[!]]", "/x"));
+  EXPECT_FALSE(matches("/a[!x]b", "/a/b"));  // a negated set never matches '/'
+}
+
+TEST(Glob, BracesAndEscapes) {
+  EXPECT_TRUE(matches("/src/*.{c,h}", "/src/a.h"));
+  EXPECT_FALSE(matches("/src/*.{c,h}", "/src/a.o"));
+  EXPECT_TRUE(matches("{/etc,/usr}/**", "/usr/lib/x"));
+  EXPECT_TRUE(matches("/x/{a,b}/{c,d}", "/x/b/c"));
+  EXPECT_TRUE(matches("/x/{,pre}fix", "/x/fix"));
+  EXPECT_TRUE(matches("/a\\*b", "/a*b"));
+  EXPECT_FALSE(matches("/a\\*b", "/axb"));
+  EXPECT_TRUE(matches("/a\\{b,c}", "/a{b,c}"));
+  EXPECT_TRUE(matches("/x/{[a,b],c}", "/x/,"));  // a comma inside a set is a member
+  EXPECT_TRUE(matches("/a}b,c", "/a}b,c"));      // outside braces, ordinary bytes
+}
+
+TEST(Glob, BytesNotText) {
+  std::string latin1 = "/data/caf\xe9.txt";  // not UTF-8
+  EXPECT_TRUE(matches("/data/*.txt", latin1));
+  EXPECT_TRUE(matches("/data/caf?.txt", latin1));
+  EXPECT_TRUE(matches("/data/caf[\xe0-\xef].txt", latin1));
+  EXPECT_TRUE(matches("/data/\xff*", "/data/\xff\xfe"));
+  std::string newline = "/tmp/a\nb";
+  EXPECT_TRUE(matches("/tmp/*", newline));
+  EXPECT_TRUE(matches("/tmp/a?b", newline));
+  EXPECT_TRUE(matches("/tmp/a\nb", newline));
+  EXPECT_FALSE(matches("/tmp/a\nb", "/tmp/a\n"));
+  std::string nul("/tmp/a\0b", 8);
+  EXPECT_TRUE(matches("/tmp/*", nul));
+}
+
+TEST(Glob, ExactPatternsAndEmptyComponents) {
+  EXPECT_TRUE(matches("/etc/passwd", "/etc/passwd"));
+  EXPECT_FALSE(matches("/etc/passwd", "/etc/passwd2"));
+  EXPECT_FALSE(matches("/etc/passwd", "/etc"));
+  EXPECT_TRUE(matches("/", "/"));
+  EXPECT_TRUE(matches("tcp:*:22", "tcp:10.0.0.1:22"));
+  EXPECT_FALSE(matches("tcp:*:22", "tcp:10.0.0.1:2222"));
+  EXPECT_TRUE(matches("unix:/run/*.sock", "unix:/run/docker.sock"));
+}
+
+TEST(Glob, CompileErrorsCarryTheOffset) {
+  struct Case {
+    const char* pattern;
+    int offset;
+    const char* message;
+  };
+  for (const Case& c : {
+           Case{"", 0, "empty pattern"},
+           Case{"/a/[bc", 3, "unclosed '[' at offset 3"},
+           Case{"/a/[]", 3, "unclosed '[' at offset 3"},
+           Case{"/a/{b,c", 3, "unclosed '{' at offset 3"},
+           Case{"/{a,{b}}", 4, "nested '{' (braces do not nest) at offset 4"},
+           Case{"/a\\", 2, "trailing backslash at offset 2"},
+           Case{"/[z-a]", 2, "invalid range 'z-a' at offset 2"},
+       }) {
+    auto g = Glob::compile(c.pattern);
+    ASSERT_FALSE(g.ok()) << c.pattern;
+    EXPECT_EQ(g.error().err, c.offset) << c.pattern;
+    EXPECT_EQ(g.error().message, c.message) << c.pattern;
+  }
+  auto many = Glob::compile("/{a,b,c,d}{a,b,c,d}{a,b,c,d}{a,b,c,d}{a,b,c,d}");
+  ASSERT_FALSE(many.ok());
+  EXPECT_EQ(many.error().message, "too many alternatives (more than 256) at offset 37");
+}
+
+TEST(Glob, LiteralBase) {
+  EXPECT_EQ(compile_ok("/home/u/.ssh/**/*.pem").literal_base(), "/home/u/.ssh");
+  EXPECT_EQ(compile_ok("/home/u/.ssh/**").literal_base(), "/home/u/.ssh");
+  EXPECT_EQ(compile_ok("/home/u/file").literal_base(), "/home/u/file");
+  EXPECT_EQ(compile_ok("/home/u/").literal_base(), "/home/u");
+  EXPECT_EQ(compile_ok("/**").literal_base(), "/");
+  EXPECT_EQ(compile_ok("/*.txt").literal_base(), "/");
+  EXPECT_EQ(compile_ok("/").literal_base(), "/");
+  EXPECT_EQ(compile_ok("**/.git/**").literal_base(), "");
+  EXPECT_EQ(compile_ok("*.o").literal_base(), "");
+  EXPECT_EQ(compile_ok("/x/{a,b}/c").literal_base(), "/x");
+  EXPECT_EQ(compile_ok("/x/a\\*b/c*").literal_base(), "/x/a*b");
+  EXPECT_EQ(compile_ok("unix:/run/*.sock").literal_base(), "unix:/run");
+}
+
+TEST(Glob, WholeTree) {
+  EXPECT_TRUE(compile_ok("/p/**").is_whole_tree());
+  EXPECT_TRUE(compile_ok("/**").is_whole_tree());
+  EXPECT_TRUE(compile_ok("/a\\*/**").is_whole_tree());
+  EXPECT_FALSE(compile_ok("**").is_whole_tree());
+  EXPECT_FALSE(compile_ok("/p/**/*.c").is_whole_tree());
+  EXPECT_FALSE(compile_ok("/p/*").is_whole_tree());
+  EXPECT_FALSE(compile_ok("/p").is_whole_tree());
+  EXPECT_FALSE(compile_ok("/p/**/**").is_whole_tree());
+  EXPECT_FALSE(compile_ok("/{p,q}/**").is_whole_tree());
+  EXPECT_FALSE(compile_ok("/a//**").is_whole_tree());
+}
+
+TEST(Glob, CoversBelow) {
+  Glob g = compile_ok("/home/u/p/src/**");
+  EXPECT_TRUE(g.covers_below("/home/u/p/src"));
+  EXPECT_TRUE(g.covers_below("/home/u/p"));
+  EXPECT_TRUE(g.covers_below("/home/u/p/"));
+  EXPECT_TRUE(g.covers_below("/home"));
+  EXPECT_TRUE(g.covers_below("/"));
+  EXPECT_FALSE(g.covers_below("/home/u/p/src/x"));  // below the base: match() decides
+  EXPECT_FALSE(g.covers_below("/home/u/pp"));
+  EXPECT_FALSE(g.covers_below("/home/u/p/sr"));
+  EXPECT_FALSE(compile_ok("**/.git/**").covers_below("/"));
+  EXPECT_TRUE(compile_ok("/etc/passwd").covers_below("/etc"));
+}
+
+TEST(Glob, Escape) {
+  std::string odd = "/d/a*b?[c]{d,e}\\f";
+  Glob g = compile_ok(Glob::escape(odd));
+  EXPECT_TRUE(g.match(odd));
+  EXPECT_FALSE(g.match("/d/aXb?[c]{d,e}\\f"));
+  EXPECT_EQ(g.literal_base(), odd);
+}
+
+// Patterns that backtrack exponentially in a naive matcher.
+TEST(Glob, NoExponentialBacktracking) {
+  std::string path;
+  for (int i = 0; i < 200; ++i) path += "/d";
+  path += "/y";
+  std::string text(5000, 'a');
+  auto start = std::chrono::steady_clock::now();
+  EXPECT_FALSE(matches("**/**/**/**/**/**/**/**/x", path));
+  EXPECT_FALSE(matches("/*a*a*a*a*a*a*a*a*a*a*b", "/" + text));
+  EXPECT_TRUE(matches("/*a*a*a*a*a*a*a*a*a*a", "/" + text));
+  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
+                                                                  start)
+                .count();
+  EXPECT_LT(ms, 500);
+}
+
+}  // namespace
+}  // namespace cb

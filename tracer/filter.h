@@ -1,0 +1,53 @@
+// The seccomp filter: compiled from what the loaded policy can decide.
+//
+// Only syscalls some rule could decide are notified; scalar arguments are
+// compared in the filter itself (a read-only open never leaves the kernel).
+// libseccomp builds the program (native arch only, a foreign arch kills the
+// process, so `int 0x80` and x32 calls cannot get around it); we export it and
+// install it ourselves with raw seccomp(), because Debian 12's libseccomp
+// cannot set SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV.
+#pragma once
+
+#include <linux/filter.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "policy/result.h"
+#include "tracer/fd.h"
+
+namespace cb {
+
+// Which syscall families reach the supervisor.  Guards (io_uring, namespaces,
+// mounts, tracing, kernel facilities, prlimit on others) are always notified:
+// they are rare and every attempt belongs in the audit trail.
+struct FilterSpec {
+  bool write_opens = false;  // open/openat/creat with O_WRONLY|O_RDWR|O_CREAT|O_TRUNC; openat2
+  bool create_opens = false; // open/openat/creat with O_CREAT (creation inside read-only trees)
+  bool read_opens = false;   // every open (a rule decides file.read)
+  bool deletes = false;      // unlink, unlinkat, rmdir
+  bool renames = false;      // rename, renameat, renameat2
+  bool links = false;        // link, linkat, symlink, symlinkat
+  bool creates = false;      // mkdir, mkdirat, mknod, mknodat
+  bool truncates = false;    // truncate
+  bool attrs = false;        // chmod/chown/utime/xattr families, ioctl(FS_IOC_SETFLAGS|FSSETXATTR)
+  bool execs = false;        // execve, execveat
+  bool signals = false;      // kill, tkill, tgkill, rt_(tg)sigqueueinfo, pidfd_send_signal
+  bool net = false;          // connect, bind
+  bool cred_changes = false; // setuid family, umask: keeps the supervisor's credential cache exact
+  bool io_uring_allowed = false;  // else io_uring_enter/register fail with ENOSYS in the filter
+};
+
+struct FilterProgram {
+  std::vector<sock_filter> insns;
+};
+
+Result<FilterProgram> build_filter(const FilterSpec& spec);
+
+// Installs `prog` on the calling thread (no_new_privs must be set) and
+// returns the listener.  Tries WAIT_KILLABLE_RECV first and falls back
+// without it on kernels that lack it; *killable reports which one stuck.
+// Async-signal-safe: runs in the child between fork and exec.
+int install_filter_raw(const FilterProgram& prog, bool* killable);
+
+}  // namespace cb

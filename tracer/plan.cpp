@@ -1,0 +1,254 @@
+#include "tracer/plan.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <climits>
+#include <fstream>
+#include <set>
+
+namespace cb {
+namespace {
+
+bool is_under(const std::string& path, const std::string& root) {
+  if (root == "/") return true;
+  return path == root || (path.size() > root.size() && path.compare(0, root.size(), root) == 0 &&
+                          path[root.size()] == '/');
+}
+
+std::string read_small(const std::string& path) {
+  std::ifstream f(path);
+  std::string s;
+  std::getline(f, s);
+  return s;
+}
+
+dev_t parse_dev(const std::string& s) {
+  unsigned ma = 0, mi = 0;
+  if (sscanf(s.c_str(), "%u:%u", &ma, &mi) != 2) return 0;
+  return makedev(ma, mi);
+}
+
+// Every device whose writes reach `d`: itself, a partition's whole disk, and
+// the members of a device-mapper or md device, recursively.
+void collect_devices(dev_t d, std::set<dev_t>& out, int depth = 0) {
+  if (!d || depth > 8 || !out.insert(d).second) return;
+  char base[96];
+  snprintf(base, sizeof base, "/sys/dev/block/%u:%u", major(d), minor(d));
+  char real[PATH_MAX];
+  if (!realpath(base, real)) return;
+  std::string sys(real);
+  if (access((sys + "/partition").c_str(), F_OK) == 0) {
+    std::string parent = sys.substr(0, sys.rfind('/'));
+    collect_devices(parse_dev(read_small(parent + "/dev")), out, depth + 1);
+  }
+  if (DIR* dir = opendir((sys + "/slaves").c_str())) {
+    while (dirent* e = readdir(dir)) {
+      if (e->d_name[0] == '.') continue;
+      collect_devices(parse_dev(read_small(sys + "/slaves/" + e->d_name + "/dev")), out, depth + 1);
+    }
+    closedir(dir);
+  }
+}
+
+void scan_dev_nodes(const std::string& dir, const std::set<dev_t>& want,
+                    std::vector<std::pair<dev_t, std::string>>& out) {
+  DIR* d = opendir(dir.c_str());
+  if (!d) return;
+  while (dirent* e = readdir(d)) {
+    if (e->d_name[0] == '.') continue;
+    std::string p = dir + "/" + e->d_name;
+    struct stat st;
+    if (lstat(p.c_str(), &st)) continue;
+    if (S_ISBLK(st.st_mode) && want.count(st.st_rdev)) out.emplace_back(st.st_rdev, p);
+  }
+  closedir(d);
+}
+
+int rule_path_count(const Rule& r) { return static_cast<int>(r.paths.size()); }
+
+}  // namespace
+
+std::vector<std::pair<dev_t, std::string>> block_devices_of(const std::string& path) {
+  std::vector<std::pair<dev_t, std::string>> out;
+  struct stat st;
+  if (stat(path.c_str(), &st)) return out;
+  std::set<dev_t> devs;
+  collect_devices(st.st_dev, devs);
+  scan_dev_nodes("/dev", devs, out);
+  scan_dev_nodes("/dev/mapper", devs, out);
+  return out;
+}
+
+Plan make_plan(const Policy& p, const PlanInput& in) {
+  Plan plan;
+  ActionMask need = actions_needing_decision(p);
+  // Without the tracer, `log` rules can only see what is notified.
+  if (!in.ebpf) need |= actions_logged(p);
+
+  // ---- mount layer: read-only trees
+  constexpr ActionMask kRoBlocks = bit(Action::FileWrite) | bit(Action::FileTruncate) |
+                                   bit(Action::FileDelete) | bit(Action::FileRename) |
+                                   bit(Action::FileAttr);
+  if (in.mount_layer && !in.observe) {
+    for (const StaticDenial& sd : static_denials(p)) {
+      // A read-only mount refuses writes, truncation, deletion, renames and
+      // attribute changes all at once: it enforces the rule exactly only if
+      // the rule denies all of them below the root.  Creation is handled
+      // apart (notified, and carried out through the supervisor's own view
+      // when allowed).
+      if ((sd.actions & kRoBlocks) != kRoBlocks) continue;
+      struct stat st;
+      if (stat(sd.root.c_str(), &st) || !S_ISDIR(st.st_mode)) {
+        plan.notes.push_back("rule " + sd.rule_id + ": " + sd.root +
+                             " does not exist (yet): enforced by the supervisor only");
+        continue;
+      }
+      bool nested = false;
+      for (const auto& m : plan.mounted)
+        if (is_under(sd.root, m.root)) nested = true;
+      plan.mounted.push_back(sd);
+      if (!nested) plan.mounts.push_back({MountKind::RoBind, sd.root, "", false});
+    }
+  }
+  if (in.mount_layer) {
+    for (const auto& f : in.self_files) {
+      if (access(f.c_str(), F_OK) == 0) plan.mounts.push_back({MountKind::RoBind, f, "", false});
+    }
+    for (const auto& d : in.hidden_dirs) {
+      struct stat st;
+      if (stat(d.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) plan.mounts.push_back({MountKind::HideDir, d, "", false});
+    }
+  }
+
+  // ---- raw disks: writing the device is writing every file on it
+  std::vector<std::string> roots;
+  for (const auto& m : plan.mounted) roots.push_back(m.root);
+  for (const Rule& r : p.rules) {
+    if (r.decision != Decision::Deny || !(r.actions & kFileMutate)) continue;
+    for (const auto& g : r.paths)
+      if (!g.literal_base().empty() && g.literal_base()[0] == '/' &&
+          std::find(roots.begin(), roots.end(), g.literal_base()) == roots.end())
+        roots.push_back(g.literal_base());
+  }
+  for (const auto& f : in.self_files) roots.push_back(f);
+  std::set<std::string> blocked_nodes;
+  for (const auto& root : roots) {
+    std::string probe = root;
+    struct stat st;
+    while (stat(probe.c_str(), &st) && probe.size() > 1) probe = probe.substr(0, std::max<size_t>(1, probe.rfind('/')));
+    for (auto& [rdev, node] : block_devices_of(probe)) {
+      auto it = std::find_if(plan.devices.begin(), plan.devices.end(),
+                             [&](const ProtectedDevice& d) { return d.rdev == rdev; });
+      if (it == plan.devices.end()) it = plan.devices.insert(plan.devices.end(), ProtectedDevice{rdev, {}});
+      if (std::find(it->roots.begin(), it->roots.end(), root) == it->roots.end()) it->roots.push_back(root);
+      if (in.mount_layer && in.root && !in.blocker_file.empty() && blocked_nodes.insert(node).second)
+        plan.mounts.push_back({MountKind::BlockNode, node, in.blocker_file, true});
+    }
+  }
+
+  if (in.mount_layer) {
+    // A fresh /proc for the session's pid namespace.  For root, the kernel's
+    // tunables and /sys are read-only too: core_pattern, modprobe and
+    // uevent helpers would run code outside the session.
+    plan.mounts.push_back({MountKind::Proc, "/proc", "", false});
+    if (in.root) {
+      for (const char* q : {"/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus", "/sys"})
+        if (access(q, F_OK) == 0) plan.mounts.push_back({MountKind::RoBind, q, "", true});
+      if (!in.blocker_file.empty())
+        for (const char* q : {"/dev/mem", "/dev/kmem", "/dev/port"})
+          if (access(q, F_OK) == 0) plan.mounts.push_back({MountKind::BlockNode, q, in.blocker_file, true});
+    }
+  }
+
+  // ---- what still needs the supervisor
+  ActionMask notify = need;
+  for (const Rule& r : p.rules) {
+    ActionMask decidable = (r.decision == Decision::Deny || r.decision == Decision::Ask) ? r.actions : 0;
+    if (!decidable) continue;
+    RuleLayer rl{r.id, "", ""};
+    ActionMask by_mount = 0;
+    int trees = 0;
+    for (const auto& m : plan.mounted)
+      if (m.rule_id == r.id) {
+        by_mount |= m.actions & kRoBlocks;
+        ++trees;
+      }
+    bool fully_mounted = trees > 0 && trees == rule_path_count(r) && !r.when && r.processes.empty();
+    if (!in.ebpf && trees > 0) {
+      // Without the tracer nothing would record what the mount refuses:
+      // the supervisor is asked too, so every denial reaches the trail.
+      rl.layer = "mount+notify";
+      rl.detail = "read-only bind mount; also judged by the supervisor to record denials (no eBPF tracer)";
+    } else if (r.builtin && r.id == "cottonbox:self-protect-files" && in.mount_layer && in.ebpf) {
+      rl.layer = "mount";
+      rl.detail = "the audit database and policy files are read-only in the session";
+    } else if (r.builtin && r.id == "cottonbox:self-protect-control" && in.mount_layer && in.ebpf) {
+      rl.layer = "mount";
+      rl.detail = "the control socket directory is hidden in the session";
+    } else if (fully_mounted && (decidable & ~by_mount & kFileMutate) == 0) {
+      rl.layer = "mount";
+      rl.detail = "read-only bind mount";
+    } else if (trees > 0) {
+      rl.layer = "mount+notify";
+      rl.detail = "read-only bind mount, plus the supervisor for what a mount cannot express";
+    } else {
+      rl.layer = "notify";
+      rl.detail = "decided by the supervisor as it happens";
+    }
+    plan.layers.push_back(std::move(rl));
+  }
+  // An action needs notification when some deny/ask rule on it is not
+  // entirely enforced by mounts (or the default is deny/ask).
+  ActionMask still = 0;
+  if (p.default_decision == Decision::Deny || p.default_decision == Decision::Ask) still = kAllActions;
+  for (size_t i = 0, li = 0; i < p.rules.size(); ++i) {
+    const Rule& r = p.rules[i];
+    if (!(r.decision == Decision::Deny || r.decision == Decision::Ask)) continue;
+    const RuleLayer& rl = plan.layers[li++];
+    if (rl.layer == "mount") continue;
+    still |= r.actions;
+  }
+  if (!in.ebpf) still |= actions_logged(p);
+  notify = still;
+
+  FilterSpec& f = plan.filter;
+  f.read_opens = notify & bit(Action::FileRead);
+  f.write_opens = notify & (bit(Action::FileWrite) | bit(Action::FileTruncate) | bit(Action::FileCreate));
+  f.deletes = notify & bit(Action::FileDelete);
+  // Renames are always judged: renaming an ancestor moves protected trees
+  // (and the audit database) away, which no mount can prevent.
+  f.renames = true;
+  f.links = notify & (bit(Action::FileLink) | bit(Action::FileWrite) | bit(Action::FileTruncate));
+  f.creates = notify & bit(Action::FileCreate);
+  f.truncates = notify & bit(Action::FileTruncate);
+  f.attrs = notify & bit(Action::FileAttr);
+  f.execs = true;  // keeps the process table exact (exec changes name, exe, argv)
+  f.signals = notify & bit(Action::ProcSignal);
+  f.net = notify & (bit(Action::NetConnect) | bit(Action::NetBind));
+  f.cred_changes = true;
+  // Inside read-only trees, creating is refused by the mount; where the
+  // policy allows it, the supervisor carries it out through its own view.
+  bool ro_allows_create = false;
+  for (const auto& m : plan.mounted)
+    if (!(m.actions & bit(Action::FileCreate)) || !(m.actions & bit(Action::FileLink))) ro_allows_create = true;
+  if (ro_allows_create) {
+    f.create_opens = true;
+    f.creates = true;
+    f.links = true;
+  }
+  f.io_uring_allowed = false;
+  {
+    Event probe;
+    probe.action = Action::SysIoUring;
+    probe.path = "io_uring";
+    f.io_uring_allowed = decide(p, probe).decision == Decision::Allow;
+  }
+  return plan;
+}
+
+}  // namespace cb

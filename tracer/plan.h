@@ -1,0 +1,53 @@
+// Compiling a policy into enforcement layers.
+//
+// Each rule goes to the cheapest layer that enforces it exactly:
+//   - mount:  an unconditional deny of every write-class action on a whole
+//             tree becomes a read-only bind mount in the session's private
+//             mount namespace (no round trip, no race, io_uring included);
+//   - filter: actions no rule can deny or ask about never leave the kernel;
+//   - notify: everything else is decided by the supervisor as it happens.
+// The same plan drives `cottonbox run` and explains itself in `cottonbox check`.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "policy/policy.h"
+#include "tracer/filter.h"
+#include "tracer/launch.h"
+#include "tracer/supervisor.h"
+
+namespace cb {
+
+struct PlanInput {
+  bool mount_layer = true;   // a private mount namespace is available
+  bool root = false;         // the command runs as root: kernel interfaces, raw disks
+  std::vector<std::string> self_files;    // audit db and its -wal/-shm, policy files
+  std::vector<std::string> hidden_dirs;   // control socket directories
+  std::string blocker_file;  // an empty read-only file bound over raw disk nodes
+  bool ebpf = false;         // the tracer records what is not notified
+  bool observe = false;      // --observe: policy trees are not made read-only
+};
+
+struct RuleLayer {
+  std::string rule_id;
+  std::string layer;   // "mount", "notify", "mount+notify", "filter (never notified)", ...
+  std::string detail;
+};
+
+struct Plan {
+  FilterSpec filter;
+  std::vector<MountOp> mounts;
+  std::vector<StaticDenial> mounted;          // trees the mount layer enforces
+  std::vector<ProtectedDevice> devices;
+  std::vector<RuleLayer> layers;              // one per rule, for `check`
+  std::vector<std::string> notes;             // what the plan could not do exactly
+};
+
+Plan make_plan(const Policy& p, const PlanInput& in);
+
+// The block devices (with partitions' disks and device-mapper/md members)
+// that hold the file system of `path`, as device nodes found under /dev.
+std::vector<std::pair<dev_t, std::string>> block_devices_of(const std::string& path);
+
+}  // namespace cb

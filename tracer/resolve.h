@@ -1,0 +1,80 @@
+// Resolving a target thread's path argument the way the kernel would for it,
+// into objects the supervisor then acts on.
+//
+// The walk starts from the target's own root, cwd or dirfd (opened through
+// /proc/TID/{root,cwd,fd/N}, so it runs inside the target's mount namespace
+// and sees its read-only mounts), follows symlinks and ".." as the kernel
+// does (never above the target's root), maps /proc/self and
+// /proc/thread-self in the target's procfs to the target, and follows procfs
+// magic links (/proc/PID/fd/N, /cwd, /root) to the objects they stand for.
+//
+// The result is a directory fd plus one final name: the decision is made on
+// the path of that directory, and an allowed operation is then carried out on
+// exactly that directory and name.  Nothing is looked up again by path, so a
+// thread rewriting the path buffer or a symlink swapped under a directory
+// cannot change what the decision was about.
+#pragma once
+
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "policy/result.h"
+#include "tracer/fd.h"
+
+namespace cb {
+
+// Facts about one target thread that resolution needs.
+class PathContext {
+ public:
+  PathContext(pid_t tid, pid_t tgid) : tid_(tid), tgid_(tgid) {}
+
+  pid_t tid() const { return tid_; }
+  // The target's root and cwd (O_PATH directory fds), opened on first use.
+  Result<int> root();
+  Result<int> cwd();
+  // A new O_PATH fd for the target's dirfd (AT_FDCWD: its cwd).
+  Result<UniqueFd> dirfd(int fd);
+  // The target's ids in the innermost pid namespace (for /proc/self).
+  std::pair<pid_t, pid_t> ns_ids();
+
+  // Set when a read through /proc could have raced with pid reuse: the
+  // caller re-checks SECCOMP_IOCTL_NOTIF_ID_VALID.
+ private:
+  pid_t tid_, tgid_;
+  UniqueFd root_, cwd_;
+  std::optional<std::pair<pid_t, pid_t>> ns_ids_;
+};
+
+enum class Follow : uint8_t { Final, NoFinal };
+
+struct Resolved {
+  // The directory holding the final component, and that component (never
+  // empty, never containing '/'; "." or ".." only when the path ended so,
+  // with `object` then set).
+  UniqueFd parent;
+  std::string name;
+  // Set when the final object was reached without a name in a directory: a
+  // procfs magic link, a path ending in "." or "..", or "/".
+  UniqueFd object;
+  bool exists = false;
+  struct stat st {};  // of the final object (a symlink itself with Follow::NoFinal)
+  bool trailing_slash = false;
+  std::string path;   // absolute path as the supervisor sees it (the host's names)
+};
+
+// `dirfd` is the syscall's dirfd argument (AT_FDCWD allowed).  Errors carry
+// the errno the kernel would have returned (ENOENT for a missing directory,
+// ENOTDIR, ELOOP, ENAMETOOLONG, EACCES...).
+Result<Resolved> resolve_path(PathContext& ctx, int dirfd, std::string_view path, Follow follow);
+
+// The absolute path of an fd as the supervisor sees it.
+std::string fd_path(int fd);
+
+// `parent`'s path + "/" + name, normalised.
+std::string join_path(const std::string& dir, std::string_view name);
+
+}  // namespace cb

@@ -1,0 +1,359 @@
+#include "tracer/session.h"
+
+#include <fcntl.h>
+#include <pwd.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <climits>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <random>
+
+#include "db/store.h"
+#include "tracer/ask_tty.h"
+#include "tracer/launch.h"
+#include "tracer/plan.h"
+#include "tracer/supervisor.h"
+
+#ifndef COTTONBOX_SOURCE_RULES
+#define COTTONBOX_SOURCE_RULES ""
+#endif
+
+namespace cb {
+namespace {
+
+int64_t now_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return int64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+std::string absolute(const std::string& p) {
+  if (p.empty() || p[0] == '/') return p;
+  char cwd[PATH_MAX];
+  if (!getcwd(cwd, sizeof cwd)) return p;
+  return std::string(cwd) + "/" + p;
+}
+
+std::string getenv_or(const char* k, const std::string& d) {
+  const char* v = getenv(k);
+  return v && *v ? v : d;
+}
+
+std::string home_dir() {
+  if (const char* h = getenv("HOME"); h && *h) return h;
+  if (passwd* pw = getpwuid(getuid())) return pw->pw_dir;
+  return "/";
+}
+
+std::string user_name() {
+  if (passwd* pw = getpwuid(getuid())) return pw->pw_name;
+  return std::to_string(getuid());
+}
+
+std::string uuid4() {
+  std::random_device rd;
+  std::uniform_int_distribution<int> d(0, 15);
+  const char* hex = "0123456789abcdef";
+  std::string s;
+  for (int i = 0; i < 32; ++i) {
+    if (i == 8 || i == 12 || i == 16 || i == 20) s += '-';
+    s += hex[d(rd)];
+  }
+  return s;
+}
+
+std::string boot_id() {
+  std::ifstream f("/proc/sys/kernel/random/boot_id");
+  std::string s;
+  std::getline(f, s);
+  return s;
+}
+
+int landlock_abi() {
+  long v = syscall(SYS_landlock_create_ruleset, nullptr, 0, 1 /* LANDLOCK_CREATE_RULESET_VERSION */);
+  return v > 0 ? static_cast<int>(v) : 0;
+}
+
+// Records into the audit store.
+class StoreSink : public Sink {
+ public:
+  StoreSink(db::Writer& w, int64_t session) : w_(w), session_(session) {}
+  void event(const db::EventRow& row) override { w_.add_event(session_, row); }
+  void process(const db::ProcessRow& r) override { w_.add_process(session_, r); }
+  void process_exec(const db::ProcessExec& e) override { w_.exec_process(session_, e); }
+  void process_exit(const db::ProcessExit& e) override { w_.exit_process(session_, e); }
+  void approval(const db::ApprovalRow& a) override { w_.add_approval(session_, a); }
+  void degraded(const std::string& reason) override { w_.add_degraded(session_, reason); }
+
+ private:
+  db::Writer& w_;
+  int64_t session_;
+};
+
+// Allows or denies every ask at once (--ask allow|deny).
+class FixedAsker : public AskBackend {
+ public:
+  explicit FixedAsker(bool allow) : allow_(allow) {}
+  std::string name() const override { return allow_? "allow" : "deny"; }
+  void ask(const AskRequest& r) override {
+    if (answer) answer(r.ask_id, allow_ ? AskAnswer::AllowOnce : AskAnswer::DenyOnce, allow_ ? "--ask allow" : "--ask deny");
+  }
+
+ private:
+  bool allow_;
+};
+
+}  // namespace
+
+std::string rules_dir() {
+  if (const char* d = getenv("COTTONBOX_RULES_DIR"); d && *d) return d;
+  char exe[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n > 0) {
+    exe[n] = 0;
+    std::string dir(exe);
+    dir = dir.substr(0, dir.rfind('/'));
+    std::string installed = dir + "/../share/cottonbox/rules";
+    if (access((installed + "/default.yaml").c_str(), R_OK) == 0) return installed;
+  }
+  return COTTONBOX_SOURCE_RULES;
+}
+
+std::string default_policy_path() { return rules_dir() + "/default.yaml"; }
+
+std::string user_rules_path() {
+  return getenv_or("XDG_CONFIG_HOME", home_dir() + "/.config") + "/cottonbox/rules.yaml";
+}
+
+std::vector<std::string> default_policy_files() {
+  std::vector<std::string> files;
+  std::string user = user_rules_path();
+  if (access(user.c_str(), R_OK) == 0) files.push_back(user);
+  files.push_back(default_policy_path());
+  return files;
+}
+
+std::optional<Policy> load_policies(const std::vector<std::string>& files,
+                                    const std::map<std::string, std::string>& vars) {
+  LoadOptions lo;
+  char cwd[PATH_MAX];
+  lo.vars["CWD"] = getcwd(cwd, sizeof cwd) ? cwd : "/";
+  lo.vars["HOME"] = home_dir();
+  lo.vars["USER"] = user_name();
+  for (auto& [k, v] : vars) lo.vars[k] = v;
+  std::vector<std::string> abs;
+  for (auto& f : files) abs.push_back(absolute(f));
+  LoadResult r = load_policy_files(abs, lo);
+  if (!r.policy) {
+    for (auto& d : r.errors) std::cerr << format_diagnostic(d) << "\n";
+    std::cerr << "cottonbox: " << r.errors.size() << (r.errors.size() == 1 ? " error" : " errors")
+              << " in the policy; nothing was run\n";
+    return std::nullopt;
+  }
+  return std::move(r.policy);
+}
+
+int run_session(const RunOptions& o) {
+  // A full disk or a closed pipe must not kill the supervisor: writes fail
+  // with EFBIG/EPIPE instead, and the command keeps its own dispositions.
+  signal(SIGPIPE, SIG_IGN);
+  signal(SIGXFSZ, SIG_IGN);
+  // Blocked before any thread exists, so that no thread (the store's writer)
+  // takes them with their default action: the supervisor reads them from a
+  // signalfd and passes them on.  The command gets the mask cottonbox had.
+  sigset_t sigs;
+  sigemptyset(&sigs);
+  for (int s : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGCHLD}) sigaddset(&sigs, s);
+  pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
+
+  std::vector<std::string> files = o.policies.empty() ? default_policy_files() : o.policies;
+  for (auto& f : files) f = absolute(f);
+  auto policy = load_policies(files, o.vars);
+  if (!policy) return 125;
+
+  std::string db_path = absolute(o.db.empty() ? db::default_db_path() : o.db);
+  auto writer = db::Writer::open(db_path);
+  if (!writer) {
+    std::cerr << "cottonbox: cannot open the audit database " << db_path << ": " << writer.error().message << "\n";
+    return 125;
+  }
+
+  bool root = getuid() == 0;
+  std::string runtime = getenv_or("XDG_RUNTIME_DIR", "");
+  std::vector<std::string> hidden;
+  if (!runtime.empty()) {
+    std::string ctl = runtime + "/cottonbox";
+    mkdir(ctl.c_str(), 0700);  // exists before the session so it can be hidden from it
+    struct stat st;
+    if (stat(ctl.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) hidden.push_back(ctl);
+  }
+
+  // Start the session row (this also creates the -wal/-shm files, which the
+  // session must not be able to touch).
+  db::SessionStart ss;
+  ss.uuid = uuid4();
+  ss.name = o.name;
+  ss.argv = o.command;
+  char cwd[PATH_MAX];
+  ss.cwd = getcwd(cwd, sizeof cwd) ? cwd : "";
+  ss.uid = getuid();
+  ss.user = user_name();
+  char host[256] = "";
+  gethostname(host, sizeof host - 1);
+  ss.hostname = host;
+  ss.policy_files = files;
+  ss.policy_hash = policy->hash;
+  ss.started_ns = now_ns();
+  ss.observe = o.observe;
+  ss.tracer = "seccomp";
+  ss.ask_mode = o.ask == AskMode::Gui ? "gui" : o.ask == AskMode::Tty ? "tty" : o.ask == AskMode::Deny ? "deny"
+                : o.ask == AskMode::Allow ? "allow" : "auto";
+  ss.supervisor_pid = getpid();
+  ss.boot_id = boot_id();
+  auto session = (*writer)->begin_session(ss);
+  if (!session) {
+    std::cerr << "cottonbox: cannot record the session in " << db_path << ": " << session.error().message << "\n";
+    return 125;
+  }
+  int64_t sid = *session;
+  StoreSink store(**writer, sid);
+  auto degrade = [&](const std::string& why) {
+    store.degraded(why);
+    if (!o.quiet) std::cerr << "cottonbox: degraded: " << why << "\n";
+  };
+
+  SelfProtection sp;
+  for (const char* suffix : {"", "-wal", "-shm", "-journal"}) sp.protected_files.push_back(db_path + suffix);
+  for (auto& f : files) sp.protected_files.push_back(f);
+  sp.protected_dirs = hidden;
+  add_self_protection(*policy, sp);
+
+  // An empty read-only file to bind over raw disk nodes in the session.
+  std::string blocker;
+  if (root) {
+    char tmpl[] = "/tmp/cottonbox-blocker.XXXXXX";
+    int fd = mkstemp(tmpl);
+    if (fd >= 0) {
+      fchmod(fd, 0);
+      close(fd);
+      blocker = tmpl;
+    }
+  }
+
+  PlanInput pin;
+  pin.root = root;
+  for (auto& f : sp.protected_files)
+    if (access(f.c_str(), F_OK) == 0) pin.self_files.push_back(f);
+  pin.hidden_dirs = hidden;
+  pin.blocker_file = blocker;
+  pin.observe = o.observe;
+  int abi = landlock_abi();
+
+  auto launch = [&](bool mount_layer, std::vector<MountFailure>* fails) -> std::pair<Plan, std::unique_ptr<Launcher>> {
+    pin.mount_layer = mount_layer;
+    Plan plan = make_plan(*policy, pin);
+    auto filter = build_filter(plan.filter);
+    if (!filter) {
+      std::cerr << "cottonbox: " << filter.error().message << "\n";
+      return {std::move(plan), nullptr};
+    }
+    LaunchSpec spec;
+    spec.argv = o.command;
+    spec.cwd = ss.cwd;
+    spec.new_mountns = mount_layer;
+    spec.new_pidns = mount_layer || root;
+    spec.new_userns = mount_layer && !root;
+    spec.drop_caps = spec.new_userns;
+    spec.mounts = mount_layer ? plan.mounts : std::vector<MountOp>{};
+    spec.landlock_abi = abi;
+    spec.filter = std::move(*filter);
+    auto l = std::make_unique<Launcher>(std::move(spec));
+    auto r = l->prepare(fails);
+    if (!r) return {std::move(plan), nullptr};
+    return {std::move(plan), std::move(l)};
+  };
+
+  std::vector<MountFailure> fails;
+  auto [plan, launcher] = launch(true, &fails);
+  if (!launcher) {
+    std::string why = "no private mount namespace";
+    if (!fails.empty() && fails.front().op < plan.mounts.size())
+      why += " (" + plan.mounts[fails.front().op].path + ": " + strerror(fails.front().err) + ")";
+    else if (!fails.empty()) why += std::string(" (") + strerror(fails.front().err) + ")";
+    degrade(why + ": read-only trees are enforced by the supervisor alone");
+    fails.clear();
+    std::tie(plan, launcher) = launch(false, &fails);
+  }
+  if (!launcher) {
+    std::cerr << "cottonbox: cannot start the command under supervision\n";
+    (*writer)->end_session(sid, db::SessionEnd{now_ns(), 125, 0, db::SessionState::Ended});
+    if (!blocker.empty()) unlink(blocker.c_str());
+    return 125;
+  }
+  for (auto& f : fails)
+    if (f.op < plan.mounts.size() && plan.mounts[f.op].kind != MountKind::Proc)
+      store.degraded("optional read-only mount skipped: " + plan.mounts[f.op].path + ": " + strerror(f.err));
+  for (auto& n : plan.notes) store.degraded(n);
+
+  auto started = launcher->start();
+  if (!blocker.empty()) unlink(blocker.c_str());
+  if (!started) {
+    std::cerr << "cottonbox: " << started.error().message << "\n";
+    (*writer)->end_session(sid, db::SessionEnd{now_ns(), 125, 0, db::SessionState::Ended});
+    return 125;
+  }
+  if (abi >= 6 && started->landlock_abi_applied < 6)
+    degrade("Landlock could not be applied: signals are confined by the pid namespace only");
+  if (abi < 6) store.degraded("Landlock ABI " + std::to_string(abi) + " < 6: no signal scoping");
+
+  // Who answers asks.
+  std::unique_ptr<AskBackend> asker;
+  switch (o.ask) {
+    case AskMode::Allow: asker = std::make_unique<FixedAsker>(true); break;
+    case AskMode::Deny: asker = std::make_unique<FixedAsker>(false); break;
+    case AskMode::Tty:
+    case AskMode::Gui:
+    case AskMode::Auto: {
+      auto tty = TtyAsker::open();
+      if (tty) {
+        asker = std::move(*tty);
+      } else {
+        if (o.ask == AskMode::Tty && !o.quiet)
+          std::cerr << "cottonbox: no terminal to ask on (" << tty.error().message << "); asks are denied\n";
+        asker = std::make_unique<FixedAsker>(false);
+      }
+      break;
+    }
+  }
+
+  SupervisorOptions so;
+  so.policy = &*policy;
+  so.observe = o.observe;
+  so.session = sid;
+  so.session_name = o.name;
+  so.asker = asker.get();
+  so.ask_timeout = o.ask_timeout;
+  so.mount_denials = plan.mounted;
+  so.protected_devices = plan.devices;
+  so.self_files = pin.self_files;
+  so.landlock_signals = started->landlock_abi_applied >= 6;
+  Supervisor sup(std::move(so), std::move(*started), {&store});
+  SessionOutcome out = sup.run();
+  asker.reset();
+
+  db::SessionEnd end;
+  end.ended_ns = now_ns();
+  end.exit_status = out.exit_status;
+  end.exit_signal = out.exit_signal;
+  end.state = db::SessionState::Ended;
+  auto fin = (*writer)->end_session(sid, end);
+  if (!fin && !o.quiet) std::cerr << "cottonbox: the audit trail could not be completed: " << fin.error().message << "\n";
+  return out.exit_status < 0 ? 125 : out.exit_status;
+}
+
+}  // namespace cb

@@ -1,0 +1,682 @@
+#include "tracer/supervisor.h"
+
+#include <fcntl.h>
+#include <linux/audit.h>
+#include <sched.h>
+#include <signal.h>
+#include <linux/openat2.h>
+#include <sys/epoll.h>
+#include <sys/stat.h>
+#include <sys/eventfd.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/timerfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <unordered_map>
+
+#include "tracer/creds.h"
+#include "tracer/notify.h"
+#include "tracer/ops.h"
+#include "tracer/procs.h"
+#include "tracer/syscalls.h"
+
+namespace cb {
+namespace {
+
+int64_t now_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return int64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+// epoll tags: the low bits say what kind of fd woke us.
+enum Tag : uint64_t { kListener = 1, kSignal, kCtl, kInit, kAnswers, kTimer, kProcBase = 1ull << 32 };
+
+int severity(Decision d) {
+  switch (d) {
+    case Decision::Deny: return 3;
+    case Decision::Ask: return 2;
+    case Decision::Log: return 1;
+    case Decision::Allow: return 0;
+  }
+  return 0;
+}
+
+std::string dirname_of(const std::string& p) {
+  size_t i = p.rfind('/');
+  if (i == std::string::npos) return ".";
+  return i == 0 ? "/" : p.substr(0, i);
+}
+
+// "delete 1 file", "rename directory src/ to /tmp/x"
+std::string summarize(const Facet& f, uint32_t count) {
+  auto n = [&](const char* one, const char* many) {
+    return count > 1 ? std::to_string(count) + " " + many : std::string("1 ") + one;
+  };
+  switch (f.action) {
+    case Action::FileDelete: return "delete " + n(f.is_dir ? "directory" : "file", "files") + (count > 1 ? " under " + dirname_of(f.path) : "");
+    case Action::FileRename:
+      return std::string("rename ") + (f.is_dir ? "directory " : "") + f.path + (f.is_dir ? "/" : "") + " to " + f.target;
+    case Action::FileTruncate: return "truncate " + n("file", "files");
+    case Action::FileWrite: return "write " + n("file", "files");
+    case Action::FileCreate: return "create " + n(f.is_dir ? "directory" : "file", "files");
+    case Action::FileLink: return "link " + f.path + " to " + f.target;
+    case Action::FileAttr: return "change attributes of " + n("file", "files");
+    case Action::FileRead: return "read " + n("file", "files");
+    case Action::ProcExec: return "run " + f.path;
+    case Action::ProcSignal: return "signal process " + std::to_string(f.target_pid);
+    case Action::ProcTrace: return "trace process " + std::to_string(f.target_pid);
+    case Action::NetConnect: return "connect to " + f.path;
+    case Action::NetBind: return "listen on " + f.path;
+    case Action::SysMount: return "mount " + f.path;
+    case Action::SysNamespace: return "create namespaces (" + f.path + ")";
+    case Action::SysIoUring: return "use io_uring";
+    case Action::SysKernel: return "use " + f.path;
+    case Action::Count: break;
+  }
+  return std::string(action_name(f.action));
+}
+
+struct Pending {
+  Call call;
+  Classified cls;
+  db::EventRow row;
+};
+
+// One ask on screen, and every similar request folded into it.
+struct Parked {
+  uint64_t ask_id = 0;
+  std::vector<Pending> requests;
+  std::string fold_key;
+  int64_t deadline_ns = 0;
+  uint64_t proc_id = 0;
+  ActionMask action = 0;
+  int64_t asked_ns = 0;
+};
+
+struct Grant {
+  uint64_t tree_root = 0;  // proc_id
+  ActionMask actions = 0;
+  bool allow = false;
+};
+
+}  // namespace
+
+struct Supervisor::Impl {
+  SupervisorOptions opts;
+  Launched launched;
+  Listener listener;
+  ProcessTable procs;
+  std::vector<Sink*> sinks;
+  std::vector<std::string> degraded;
+
+  UniqueFd ep, sigfd, answers_fd, timer_fd;
+  seccomp_notif* req = nullptr;
+  uint64_t seq = 0;
+  SessionOutcome outcome;
+  bool init_done = false;
+  bool command_exited = false;
+  int exec_errno = 0;
+  pid_t self_pid = getpid();
+  int interrupts = 0;
+
+  // Asks.
+  uint64_t next_ask = 1;
+  std::map<uint64_t, Parked> parked;
+  std::vector<Grant> grants;
+  std::mutex answers_mu;
+  std::deque<std::tuple<uint64_t, AskAnswer, std::string>> answers;
+
+  Impl(SupervisorOptions o, Launched l, std::vector<Sink*> s)
+      : opts(std::move(o)),
+        launched(std::move(l)),
+        listener(std::move(launched.listener)),
+        procs(launched.init_pid),
+        sinks(std::move(s)) {}
+
+  void add_degraded(const std::string& why) {
+    if (std::find(degraded.begin(), degraded.end(), why) != degraded.end()) return;
+    degraded.push_back(why);
+    for (auto* s : sinks) s->degraded(why);
+  }
+
+  void watch(int fd, uint64_t tag) {
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.u64 = tag;
+    epoll_ctl(ep.get(), EPOLL_CTL_ADD, fd, &ev);
+  }
+
+  // ---------------------------------------------------------------- setup --
+
+  bool setup() {
+    ep.reset(epoll_create1(EPOLL_CLOEXEC));
+    // This thread's umask and cwd become its own, so emulated creations can
+    // take the target's umask without touching other threads.
+    unshare(CLONE_FS);
+    req = listener.alloc_req();
+    if (!listener.set_sync_wakeup())
+      add_degraded("no SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP: slower notifications");
+    if (!launched.killable_recv)
+      add_degraded("no SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV: a signal can interrupt a decided syscall");
+    sigset_t set;
+    sigemptyset(&set);
+    for (int s : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGCHLD}) sigaddset(&set, s);
+    pthread_sigmask(SIG_BLOCK, &set, nullptr);
+    sigfd.reset(signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK));
+    answers_fd.reset(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+    timer_fd.reset(timerfd_create(CLOCK_REALTIME, TFD_CLOEXEC | TFD_NONBLOCK));
+    watch(listener.fd(), kListener);
+    watch(sigfd.get(), kSignal);
+    watch(launched.ctl.get(), kCtl);
+    watch(launched.init_pidfd.get(), kInit);
+    watch(answers_fd.get(), kAnswers);
+    watch(timer_fd.get(), kTimer);
+
+    procs.watch = [this](int fd, pid_t tgid) { watch(fd, kProcBase | static_cast<uint32_t>(tgid)); };
+    procs.unwatch = [this](int fd) { epoll_ctl(ep.get(), EPOLL_CTL_DEL, fd, nullptr); };
+    procs.on_new = [this](const ProcessEntry& e) {
+      db::ProcessRow r;
+      r.proc_id = e.info->proc_id;
+      r.parent_proc_id = e.parent_proc_id;
+      r.pid = e.info->pid;
+      r.ppid = e.info->ppid;
+      r.uid = e.info->uid;
+      r.comm = e.info->comm;
+      r.exe = e.info->exe;
+      r.argv = e.info->argv;
+      r.cwd = e.info->cwd;
+      r.started_ns = e.started_ns;
+      for (auto* s : sinks) s->process(r);
+    };
+    procs.on_exec = [this](const ProcessEntry& e) {
+      db::ProcessExec x{e.info->proc_id, now_ns(), e.info->comm, e.info->exe, e.info->argv};
+      for (auto* s : sinks) s->process_exec(x);
+    };
+    procs.on_exit = [this](const ProcessEntry& e, int status, int sig) {
+      db::ProcessExit x{e.info->proc_id, now_ns(), status, sig};
+      for (auto* s : sinks) s->process_exit(x);
+    };
+    if (opts.asker) {
+      opts.asker->answer = [this](uint64_t id, AskAnswer a, const std::string& by) {
+        {
+          std::lock_guard<std::mutex> g(answers_mu);
+          answers.emplace_back(id, a, by);
+        }
+        uint64_t one = 1;
+        (void)!write(answers_fd.get(), &one, sizeof one);
+      };
+    }
+    return true;
+  }
+
+  // ------------------------------------------------------------ decisions --
+
+  struct Judgement {
+    Verdict verdict;
+    size_t facet = 0;
+  };
+
+  Judgement judge(const Classified& c, ProcessEntry* pe, const Call& call) {
+    Judgement j;
+    int worst = -1;
+    for (size_t i = 0; i < c.facets.size(); ++i) {
+      const Facet& f = c.facets[i];
+      Event ev;
+      ev.action = f.action;
+      ev.path = f.path;
+      ev.target = f.target;
+      ev.aliases = f.aliases;
+      ev.is_dir = f.is_dir;
+      ev.target_pid = f.target_pid;
+      ev.flags = c.flags;
+      ev.pid = pe ? pe->info->pid : call.tid;
+      ev.tid = call.tid;
+      ev.syscall_nr = call.nr;
+      ev.syscall = std::string(syscall_name(call.nr));
+      ev.proc = pe ? pe->info : nullptr;
+      ev.proc_deletes = pe ? pe->deletes + (f.action == Action::FileDelete ? 1 : 0) : 0;
+      Verdict v = decide(*opts.policy, ev);
+      int s = severity(v.decision);
+      if (s > worst) {
+        worst = s;
+        j.verdict = std::move(v);
+        j.facet = i;
+      }
+    }
+    return j;
+  }
+
+  db::EventRow make_row(const Call& call, const Classified& c, ProcessEntry* pe, const Judgement& j) {
+    db::EventRow row;
+    row.seq = ++seq;
+    const Facet& f = c.facets[0];
+    Event& ev = row.ev;
+    ev.ts_ns = now_ns();
+    ev.pid = pe ? pe->info->pid : call.tid;
+    ev.tid = call.tid;
+    ev.action = f.action;
+    ev.syscall_nr = call.nr;
+    ev.syscall = std::string(syscall_name(call.nr));
+    ev.path = f.path;
+    ev.target = f.target;
+    ev.aliases = f.aliases;
+    ev.flags = c.flags;
+    ev.target_pid = f.target_pid;
+    ev.is_dir = f.is_dir;
+    ev.source = Source::Seccomp;
+    ev.proc = pe ? pe->info : nullptr;
+    ev.proc_deletes = pe ? pe->deletes : 0;
+    row.verdict = j.verdict;
+    if (j.facet != 0 && !j.verdict.rule_id.empty()) {
+      // Say which part of the syscall the rule was about.
+      const Facet& d = c.facets[j.facet];
+      std::string why = std::string(action_name(d.action)) + " " + d.path;
+      row.verdict.message = row.verdict.message.empty() ? why : row.verdict.message + " (" + why + ")";
+    }
+    row.enforced = !opts.observe;
+    row.layer = Layer::Notify;
+    return row;
+  }
+
+  void emit(const db::EventRow& row) {
+    for (auto* s : sinks) s->event(row);
+  }
+
+  // ------------------------------------------------------- notifications --
+
+  void on_notification() {
+    if (!listener.receive(req)) return;
+    ++outcome.notifications;
+    Call call;
+    call.id = req->id;
+    call.tid = static_cast<pid_t>(req->pid);
+    call.nr = req->data.nr;
+    memcpy(call.args, req->data.args, sizeof call.args);
+    if (req->data.arch != AUDIT_ARCH_X86_64) {  // the filter kills foreign arches; belt and braces
+      listener.respond_error(call.id, ENOSYS);
+      return;
+    }
+    ProcessEntry* pe = procs.lookup(call.tid);
+    PathContext ctx(call.tid, pe ? pe->info->pid : call.tid);
+    ClassifyEnv env;
+    env.devices = &opts.protected_devices;
+    env.self_pid = self_pid;
+    env.target_pidfd = pe ? pe->pidfd.get() : -1;
+    // Whatever the arguments said was read above and below: from here on
+    // the data is only trusted if the target is still the one that asked.
+    Creds creds = procs.creds(call.tid);
+    Classified c;
+    {
+      // Resolution runs with the target's credentials too: a root supervisor
+      // must not search directories the target could not.
+      CredScope as_target(creds);
+      c = classify(call, ctx, env);
+    }
+    if (!listener.id_valid(call.id)) return;  // the target is gone, or its pid was reused
+
+    if (c.creds_changed) {
+      procs.invalidate_creds(pe ? pe->info->pid : call.tid);
+      listener.respond_continue(call.id);
+      return;
+    }
+    if (c.facets.empty()) {
+      if (c.op.kind == OpKind::Continue) listener.respond_continue(call.id);
+      else if (c.op.kind == OpKind::Reply) listener.respond_value(call.id, c.op.value);
+      else listener.respond_error(call.id, c.op.err ? c.op.err : EPERM);
+      return;
+    }
+    Judgement j = judge(c, pe, call);
+    for (const Facet& f : c.facets)
+      if (f.action == Action::FileDelete && pe) ++pe->deletes;
+    db::EventRow row = make_row(call, c, pe, j);
+
+    Decision d = j.verdict.decision;
+    if (d == Decision::Ask && !opts.observe) {
+      if (auto g = grant_for(pe, c.facets[j.facet].action)) {
+        d = *g ? Decision::Allow : Decision::Deny;
+        row.verdict.message += row.verdict.message.empty() ? "answered earlier for this process tree"
+                                                           : " (answered earlier for this process tree)";
+      } else {
+        park(Pending{call, std::move(c), std::move(row)}, pe);
+        return;
+      }
+    }
+    bool allow = opts.observe || d == Decision::Allow || d == Decision::Log;
+    finish(call, c, row, allow, pe, creds);
+  }
+
+  // Carries out or refuses, answers, records.
+  void finish(const Call& call, Classified& c, db::EventRow& row, bool allow, ProcessEntry* pe,
+              const Creds& creds) {
+    row.allowed = opts.observe ? (row.verdict.decision == Decision::Allow || row.verdict.decision == Decision::Log)
+                               : allow;
+    if (!allow) {
+      ++outcome.denials;
+      listener.respond_error(call.id, c.deny_errno);
+      row.result_errno = c.deny_errno;
+      emit(row);
+      return;
+    }
+    if (c.io_uring)
+      add_degraded("io_uring allowed by rule " + row.verdict.rule_id +
+                   ": its operations do not pass through the supervisor");
+    if (c.exec && pe) procs.mark_exec(pe->info->pid);
+    redirect_to_host_view(c.op);
+    Outcome out = execute(c.op, call, creds, listener);
+    row.result_errno = out.ret < 0 ? static_cast<int32_t>(-out.ret) : 0;
+    if (c.op.kind == OpKind::Continue) row.result_errno = -1;  // the kernel's result, seen by the tracer
+    emit(row);
+  }
+
+  // An allowed operation inside a tree the mount layer made read-only (say,
+  // creating a file where only deleting and overwriting are denied) would
+  // fail with EROFS in the session's view: it is carried out in the
+  // supervisor's own view of the very same directories instead (checked by
+  // device and inode, so a path that now leads elsewhere is refused).
+  bool under_mounted(const std::string& path) const {
+    for (const auto& m : opts.mount_denials)
+      if (path == m.root || (path.size() > m.root.size() && path.compare(0, m.root.size(), m.root) == 0 &&
+                             path[m.root.size()] == '/'))
+        return true;
+    return false;
+  }
+
+  static bool reopen_here(UniqueFd& fd) {
+    struct stat a, b;
+    if (!fd || fstat(fd.get(), &a)) return false;
+    std::string path = fd_path(fd.get());
+    if (path.empty() || path[0] != '/') return false;
+    open_how how{};
+    how.flags = O_PATH | O_DIRECTORY | O_CLOEXEC;
+    how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+    UniqueFd here(static_cast<int>(syscall(SYS_openat2, AT_FDCWD, path.c_str(), &how, sizeof how)));
+    if (!here || fstat(here.get(), &b) || a.st_dev != b.st_dev || a.st_ino != b.st_ino) return false;
+    fd = std::move(here);
+    return true;
+  }
+
+  void redirect_to_host_view(Operation& op) {
+    if (opts.mount_denials.empty() || op.obj) return;
+    bool touches = (op.dir && under_mounted(fd_path(op.dir.get()))) ||
+                   (op.dir2 && under_mounted(fd_path(op.dir2.get())));
+    if (!touches) return;
+    // Both ends move together, or a rename/link would cross mounts (EXDEV).
+    UniqueFd d1(op.dir ? fcntl(op.dir.get(), F_DUPFD_CLOEXEC, 0) : -1);
+    UniqueFd d2(op.dir2 ? fcntl(op.dir2.get(), F_DUPFD_CLOEXEC, 0) : -1);
+    if ((d1 && !reopen_here(d1)) || (d2 && !reopen_here(d2))) return;
+    if (d1) op.dir = std::move(d1);
+    if (d2) op.dir2 = std::move(d2);
+  }
+
+  // ----------------------------------------------------------------- asks --
+
+  std::optional<bool> grant_for(ProcessEntry* pe, Action a) {
+    if (!pe) return std::nullopt;
+    for (auto it = grants.rbegin(); it != grants.rend(); ++it)
+      if ((it->actions & bit(a)) && procs.in_tree(pe->info->proc_id, it->tree_root)) return it->allow;
+    return std::nullopt;
+  }
+
+  std::vector<ChainLink> chain_of(ProcessEntry* pe) {
+    std::vector<ChainLink> chain;
+    pid_t pid = pe ? pe->info->pid : 0;
+    for (int depth = 0; pid > 0 && pid != launched.init_pid && depth < 32; ++depth) {
+      ProcessEntry* e = procs.by_tgid(pid);
+      if (!e) break;
+      chain.push_back({e->info->pid, e->info->comm, e->info->argv});
+      pid = e->info->ppid;
+    }
+    return chain;
+  }
+
+  void park(Pending p, ProcessEntry* pe) {
+    const Facet& f = p.cls.facets[0];
+    std::string key = std::to_string(p.row.ev.pid) + "|" + std::string(action_name(f.action)) + "|" +
+                      dirname_of(f.path) + "|" + p.row.verdict.rule_id;
+    for (auto& [id, pk] : parked) {
+      if (pk.fold_key == key) {
+        pk.requests.push_back(std::move(p));
+        if (opts.asker) opts.asker->update(id, static_cast<uint32_t>(pk.requests.size()));
+        return;
+      }
+    }
+    if (!opts.asker) {
+      // Nobody to ask: an unanswered ask is a denial.
+      db::ApprovalRow a{p.row.seq, now_ns(), now_ns(), "no-asker", "deny-once", ""};
+      Creds none;
+      finish(p.call, p.cls, p.row, false, pe, none);
+      for (auto* s : sinks) s->approval(a);
+      return;
+    }
+    Parked pk;
+    pk.ask_id = next_ask++;
+    pk.fold_key = key;
+    pk.asked_ns = now_ns();
+    pk.deadline_ns = pk.asked_ns + std::chrono::duration_cast<std::chrono::nanoseconds>(opts.ask_timeout).count();
+    pk.proc_id = pe ? pe->info->proc_id : 0;
+    pk.action = bit(f.action);
+    AskRequest r;
+    r.ask_id = pk.ask_id;
+    r.session = opts.session;
+    r.session_name = opts.session_name;
+    r.row = p.row;
+    r.chain = chain_of(pe);
+    r.summary = summarize(f, 1);
+    r.asked_ns = pk.asked_ns;
+    r.deadline_ns = pk.deadline_ns;
+    pk.requests.push_back(std::move(p));
+    uint64_t id = pk.ask_id;
+    parked.emplace(id, std::move(pk));
+    arm_timer();
+    opts.asker->ask(r);
+  }
+
+  void arm_timer() {
+    int64_t next = 0;
+    for (auto& [id, pk] : parked)
+      if (!next || pk.deadline_ns < next) next = pk.deadline_ns;
+    itimerspec its{};
+    if (next) {
+      its.it_value.tv_sec = next / 1000000000;
+      its.it_value.tv_nsec = next % 1000000000;
+    }
+    timerfd_settime(timer_fd.get(), TFD_TIMER_ABSTIME, &its, nullptr);
+  }
+
+  void answer(uint64_t ask_id, AskAnswer a, const std::string& by) {
+    auto it = parked.find(ask_id);
+    if (it == parked.end()) return;
+    Parked pk = std::move(it->second);
+    parked.erase(it);
+    arm_timer();
+    bool allow = ask_answer_allows(a);
+    if (a == AskAnswer::AllowTree || a == AskAnswer::DenyTree || a == AskAnswer::AllowAlways ||
+        a == AskAnswer::DenyAlways)
+      grants.push_back({pk.proc_id, pk.action, allow});
+    int64_t t = now_ns();
+    for (auto& p : pk.requests) {
+      ProcessEntry* pe = procs.lookup(p.call.tid);
+      if (!listener.id_valid(p.call.id)) {
+        // The asker gave up (killed, interrupted): record, nothing to answer.
+        p.row.allowed = false;
+        p.row.result_errno = EINTR;
+        emit(p.row);
+      } else {
+        Creds creds = procs.creds(p.call.tid);
+        finish(p.call, p.cls, p.row, allow, pe, creds);
+      }
+      db::ApprovalRow ar{p.row.seq, pk.asked_ns, t, by, std::string(ask_answer_name(a)), ""};
+      for (auto* s : sinks) s->approval(ar);
+    }
+  }
+
+  void expire_asks() {
+    int64_t t = now_ns();
+    std::vector<uint64_t> due;
+    for (auto& [id, pk] : parked)
+      if (pk.deadline_ns <= t) due.push_back(id);
+    for (uint64_t id : due) {
+      if (opts.asker) opts.asker->cancel(id);
+      answer(id, AskAnswer::Timeout, "timeout");
+    }
+  }
+
+  void drain_answers() {
+    uint64_t n;
+    (void)!read(answers_fd.get(), &n, sizeof n);
+    std::deque<std::tuple<uint64_t, AskAnswer, std::string>> got;
+    {
+      std::lock_guard<std::mutex> g(answers_mu);
+      got.swap(answers);
+    }
+    for (auto& [id, a, by] : got) answer(id, a, by);
+  }
+
+  // ---------------------------------------------------------- lifecycle --
+
+  void on_signal() {
+    signalfd_siginfo si;
+    while (read(sigfd.get(), &si, sizeof si) == sizeof si) {
+      int sig = static_cast<int>(si.ssi_signo);
+      if (sig == SIGCHLD) continue;  // init's exit arrives on its pidfd
+      // A terminal's ^C already reached the command (same process group);
+      // signals sent to cottonbox itself are passed on.  Repeated ones end
+      // the session.
+      bool from_tty = si.ssi_code == SI_KERNEL;
+      if (!from_tty && launched.command_pid > 0) kill(launched.command_pid, sig);
+      if (++interrupts >= 3) request_kill_now();
+    }
+  }
+
+  void on_ctl() {
+    CtlMsg m{};
+    ssize_t n = recv(launched.ctl.get(), &m, sizeof m, MSG_DONTWAIT);
+    if (n != sizeof m) return;
+    switch (m.type) {
+      case CtlType::ExecFailed:
+        exec_errno = m.a;
+        outcome.exec_failed = true;
+        break;
+      case CtlType::Exited: {
+        int st = m.a;
+        command_exited = true;
+        if (WIFEXITED(st)) outcome.exit_status = WEXITSTATUS(st);
+        else if (WIFSIGNALED(st)) {
+          outcome.exit_signal = WTERMSIG(st);
+          outcome.exit_status = 128 + WTERMSIG(st);
+        }
+        break;
+      }
+      default:
+        break;
+    }
+  }
+
+  void request_kill_now() {
+    CtlMsg m{CtlType::Kill, 0, 0};
+    send(launched.ctl.get(), &m, sizeof m, MSG_NOSIGNAL | MSG_DONTWAIT);
+    syscall(SYS_pidfd_send_signal, launched.init_pidfd.get(), SIGKILL, nullptr, 0);
+  }
+
+  SessionOutcome run() {
+    setup();
+    epoll_event evs[64];
+    bool exits_pending = false;
+    while (!init_done) {
+      int n = epoll_wait(ep.get(), evs, 64, exits_pending ? 20 : -1);
+      exits_pending = procs.poll_exits(false);
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        break;
+      }
+      for (int i = 0; i < n; ++i) {
+        uint64_t tag = evs[i].data.u64;
+        if (tag >= kProcBase) {
+          procs.exited(static_cast<pid_t>(tag & 0xffffffffu));
+          exits_pending = true;
+          continue;
+        }
+        switch (tag) {
+          case kListener:
+            if (evs[i].events & EPOLLIN) on_notification();
+            break;
+          case kSignal: on_signal(); break;
+          case kCtl:
+            if (evs[i].events & (EPOLLHUP | EPOLLERR)) epoll_ctl(ep.get(), EPOLL_CTL_DEL, launched.ctl.get(), nullptr);
+            else on_ctl();
+            break;
+          case kInit: {
+            // init has exited: no process of the session is left.
+            // Its last reports may still be queued behind the exit.
+            CtlMsg m{};
+            while (recv(launched.ctl.get(), &m, sizeof m, MSG_DONTWAIT | MSG_PEEK) == sizeof m) on_ctl();
+            siginfo_t si{};
+            waitid(P_PIDFD, static_cast<id_t>(launched.init_pidfd.get()), &si, WEXITED | WNOHANG);
+            init_done = true;
+            break;
+          }
+          case kAnswers: drain_answers(); break;
+          case kTimer: {
+            uint64_t x;
+            (void)!read(timer_fd.get(), &x, sizeof x);
+            expire_asks();
+            break;
+          }
+        }
+      }
+    }
+    procs.poll_exits(true);
+    // Asks still open belong to processes that are gone.
+    for (auto& [id, pk] : parked)
+      if (opts.asker) opts.asker->cancel(id);
+    for (auto& [id, pk] : std::map<uint64_t, Parked>(std::move(parked)))
+      for (auto& p : pk.requests) {
+        p.row.allowed = false;
+        p.row.result_errno = ESRCH;
+        emit(p.row);
+      }
+    if (!command_exited && outcome.exit_status < 0) outcome.exit_status = 128 + SIGKILL;
+    if (outcome.exec_failed)
+      outcome.exit_status = (exec_errno == ENOENT || exec_errno == ENOTDIR) ? 127 : 126;
+    return outcome;
+  }
+};
+
+Supervisor::Supervisor(SupervisorOptions opts, Launched launched, std::vector<Sink*> sinks)
+    : impl_(std::make_unique<Impl>(std::move(opts), std::move(launched), std::move(sinks))) {}
+
+Supervisor::~Supervisor() = default;
+
+SessionOutcome Supervisor::run() { return impl_->run(); }
+
+void Supervisor::request_kill() { impl_->request_kill_now(); }
+
+const std::vector<std::string>& Supervisor::degradations() const { return impl_->degraded; }
+
+std::string_view ask_answer_name(AskAnswer a) {
+  switch (a) {
+    case AskAnswer::AllowOnce: return "allow-once";
+    case AskAnswer::DenyOnce: return "deny-once";
+    case AskAnswer::AllowTree: return "allow-tree";
+    case AskAnswer::DenyTree: return "deny-tree";
+    case AskAnswer::AllowAlways: return "allow-always";
+    case AskAnswer::DenyAlways: return "deny-always";
+    case AskAnswer::Timeout: return "timeout";
+  }
+  return "unknown";
+}
+
+bool ask_answer_allows(AskAnswer a) {
+  return a == AskAnswer::AllowOnce || a == AskAnswer::AllowTree || a == AskAnswer::AllowAlways;
+}
+
+}  // namespace cb

@@ -1,0 +1,87 @@
+// The supervisor: one event loop that serves the seccomp listener.
+//
+//   notification -> read arguments (ID_VALID after every read) -> resolve paths
+//   -> classify into Events -> decide(policy, event) -> carry out what is
+//   allowed (on the resolved objects, with the target's credentials) and
+//   answer the kernel -> record (the store's writer thread, live sinks)
+//
+// The database and the GUI never sit on this path, except for `ask`, which
+// parks the request and answers it when the human (or the timeout) does.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "db/store.h"
+#include "policy/policy.h"
+#include "tracer/ask.h"
+#include "tracer/launch.h"
+
+namespace cb {
+
+// Receives every record as it is produced (the store, the GUI connection).
+class Sink {
+ public:
+  virtual ~Sink() = default;
+  virtual void event(const db::EventRow& row) = 0;
+  virtual void process(const db::ProcessRow& row) { (void)row; }
+  virtual void process_exec(const db::ProcessExec& e) { (void)e; }
+  virtual void process_exit(const db::ProcessExit& e) { (void)e; }
+  virtual void approval(const db::ApprovalRow& a) { (void)a; }
+  virtual void degraded(const std::string& reason) { (void)reason; }
+};
+
+// A block device whose writes would bypass every path rule: the file
+// systems on it hold these protected trees.
+struct ProtectedDevice {
+  dev_t rdev = 0;
+  std::vector<std::string> roots;
+};
+
+struct SupervisorOptions {
+  const Policy* policy = nullptr;
+  bool observe = false;
+  int64_t session = 0;
+  std::string session_name;
+  AskBackend* asker = nullptr;  // null: asks are denied
+  std::chrono::milliseconds ask_timeout{60000};
+  std::vector<StaticDenial> mount_denials;   // trees the mount layer enforces
+  std::vector<ProtectedDevice> protected_devices;
+  std::vector<std::string> self_files;       // audit db, policy files: builtin protection
+  bool landlock_signals = false;             // signals are scoped by Landlock
+};
+
+struct SessionOutcome {
+  int exit_status = -1;  // as cottonbox run returns it
+  int exit_signal = 0;
+  bool exec_failed = false;
+  uint64_t notifications = 0;
+  uint64_t denials = 0;
+};
+
+class Supervisor {
+ public:
+  Supervisor(SupervisorOptions opts, Launched launched, std::vector<Sink*> sinks);
+  ~Supervisor();
+
+  // Serves the session until its last process has exited.
+  SessionOutcome run();
+
+  // Thread-safe: ends the session (kills every process of it).
+  void request_kill();
+
+  // Degradations found while running (e.g. no sync wake-up).
+  const std::vector<std::string>& degradations() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace cb
