@@ -22,7 +22,8 @@ __u32 level = 0;		/* depth of the caller's pid namespace (0: initial) */
 __u32 inum = 0;			/* its inode number, as the kernel sees it */
 __s32 ns_tgid = 0;		/* the caller's tgid there, by bpf_get_ns_current_pid_tgid */
 __s32 global_tgid = 0;		/* and in the initial namespace */
-__s64 helper_ret = 1;		/* bpf_get_ns_current_pid_tgid's result; 1: not run */
+__s64 helper_ret = 0;		/* bpf_get_ns_current_pid_tgid's result */
+__u32 ran = 0;
 
 SEC("raw_tp")
 int cb_calibrate(void *ctx)
@@ -39,5 +40,6 @@ int cb_calibrate(void *ctx)
 	global_tgid = bpf_get_current_pid_tgid() >> 32;
 	helper_ret = bpf_get_ns_current_pid_tgid(ns_dev, ns_ino, &ns, sizeof(ns));
 	ns_tgid = ns.tgid;
+	ran = 1;
 	return 0;
 }

@@ -134,9 +134,20 @@ Error Database::error(std::string_view what) const {
   int rc = sqlite3_extended_errcode(db_.get());
   int err = 0;
   int primary = rc & 0xff;
-  if (primary == SQLITE_IOERR || primary == SQLITE_FULL || primary == SQLITE_CANTOPEN)
+  if (primary == SQLITE_IOERR || primary == SQLITE_FULL || primary == SQLITE_CANTOPEN) {
     err = sqlite3_system_errno(db_.get());
-  std::string msg = std::string(what) + ": " + sqlite3_errmsg(db_.get());
+    // That is the thread's errno when SQLite gave up, often overwritten by
+    // its cleanup; the files keep their own last errno.  A write that failed
+    // in WAL mode failed on the WAL file, which is the "journal" here.
+    if (err == 0) sqlite3_file_control(db_.get(), "main", SQLITE_FCNTL_LAST_ERRNO, &err);
+    sqlite3_file* wal = nullptr;
+    if (err == 0 &&
+        sqlite3_file_control(db_.get(), "main", SQLITE_FCNTL_JOURNAL_POINTER, &wal) == SQLITE_OK &&
+        wal && wal->pMethods)
+      wal->pMethods->xFileControl(wal, SQLITE_FCNTL_LAST_ERRNO, &err);
+  }
+  std::string msg = what.empty() ? sqlite3_errmsg(db_.get())
+                                 : std::string(what) + ": " + sqlite3_errmsg(db_.get());
   if (err != 0) msg += std::string(" (") + std::strerror(err) + ")";
   // SQLITE_FULL without an errno is still "no space" to the user.
   if (err == 0 && primary == SQLITE_FULL) err = ENOSPC;

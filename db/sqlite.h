@@ -99,7 +99,8 @@ class Database {
   // The integer result of a one-row, one-column query ("PRAGMA user_version").
   Result<int64_t> query_int(const char* sql);
 
-  // An Error describing the connection's last failure, for `what`.
+  // An Error describing the connection's last failure: "<what>: <SQLite's
+  // message> (<strerror>)", or without "<what>: " when it is empty.
   // Error::err is the OS errno when SQLite saw one (ENOSPC, EFBIG), else 0.
   Error error(std::string_view what) const;
   int64_t last_insert_rowid() const;

@@ -551,7 +551,7 @@ int Writer::Impl::insert_events(const std::vector<std::pair<int64_t, const Event
     if (!s.run()) {
       if (sql::is_transient(s.rc())) return s.rc();
       ++refused_now;
-      refused_error = db.error("an event refused by " + path);
+      refused_error = db.error("an event was refused");
       continue;
     }
     if (int rc = after_event(db.last_insert_rowid(), session, *row); rc != SQLITE_OK) return rc;
@@ -707,7 +707,7 @@ int Writer::Impl::write_records(size_t begin, size_t end) {
     if (sql::is_transient(rc)) return rc;
     // This record alone is at fault (a constraint): keep the others.
     ++refused_now;
-    refused_error = db.error("a record refused by " + path);
+    refused_error = db.error("a record was refused");
   }
   if (int rc = flush_group(); rc != SQLITE_OK) return rc;
   return write_counts();
@@ -723,15 +723,11 @@ Writer::Impl::Outcome Writer::Impl::write_batch() {
     bool ok = false;
     {
       sql::Transaction tx(db);
-      if (auto r = tx.begin_immediate(); !r) {
-        out.error = r.error();
-      } else if (write_records(done, end) != SQLITE_OK) {
-        out.error = db.error("writing to " + path);  // before the rollback resets it
-      } else if (auto c = tx.commit(); !c) {
-        out.error = c.error();
-      } else {
+      // The error is read before the rollback replaces it.
+      if (!tx.begin_immediate() || write_records(done, end) != SQLITE_OK || !tx.commit())
+        out.error = db.error("");
+      else
         ok = true;
-      }
       // The destructor rolls back whatever did not commit.
     }
     // A session's id exists only once committed; a failed begin is answered
@@ -909,7 +905,7 @@ Result<Ok> Writer::flush() {
   });
   if (m.committed_through >= target) return Ok{};
   return Error{m.last_error.err, "audit database " + m.path + ": " + m.last_error.message +
-                                     " (the records are kept and retried)"};
+                                     "; the records are kept and retried"};
 }
 
 Result<Ok> Writer::end_session(int64_t session, const SessionEnd& e) {

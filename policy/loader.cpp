@@ -745,6 +745,17 @@ class Loader {
         "cottonbox:guard-io_uring", Action::SysIoUring,
         "io_uring is denied because it performs file operations the supervisor cannot see; a "
         "rule must allow sys.io_uring"));
+    // A user namespace alone confers capabilities only over that namespace's
+    // own objects: mounts, chroot and every other namespace stay guarded, so
+    // it is allowed (sandboxing tools and browsers' sandboxes need it).
+    {
+      Rule userns = guard_rule("cottonbox:userns", Action::SysNamespace,
+                               "a bare user namespace is allowed: mounts, chroot and other "
+                               "namespaces inside it are still judged");
+      userns.decision = Decision::Allow;
+      if (auto g = Glob::compile("user")) userns.paths.push_back(std::move(*g));
+      p.rules.push_back(std::move(userns));
+    }
     p.rules.push_back(guard_rule(
         "cottonbox:guard-namespace", Action::SysNamespace,
         "new namespaces are denied because a process inside one can escape the supervisor's "
@@ -757,6 +768,10 @@ class Loader {
         "cottonbox:guard-trace", Action::ProcTrace,
         "tracing another process is denied because a tracer can make it do what the rules "
         "forbid; a rule must allow proc.trace"));
+    p.rules.push_back(guard_rule(
+        "cottonbox:guard-kernel", Action::SysKernel,
+        "loading kernel modules or BPF programs, kexec and raw I/O ports are denied because "
+        "they reach around every layer of the supervisor; a rule must allow sys.kernel"));
   }
 
   const LoadOptions& opts_;

@@ -71,6 +71,16 @@ Result<UniqueFd> target_fd_object(const Call& call, int fd, bool real_fd, const 
   return f;
 }
 
+// A file with several names is one file: a write through any of them is a
+// write to the protected one.
+void add_inode_aliases(Facet& f, const struct stat& st, const ClassifyEnv& env) {
+  if (!env.inodes || st.st_nlink < 2 || S_ISDIR(st.st_mode)) return;
+  auto it = env.inodes->find(inode_key(st.st_dev, st.st_ino));
+  if (it == env.inodes->end()) return;
+  for (const auto& p : it->second)
+    if (p != f.path) f.aliases.push_back(p);
+}
+
 Facet facet(Action a, std::string path, bool is_dir = false) {
   Facet f;
   f.action = a;
@@ -128,6 +138,7 @@ Classified classify_open(const Call& call, PathContext& ctx, const ClassifyEnv& 
     Action a = trunc ? Action::FileTruncate : write ? Action::FileWrite : Action::FileRead;
     Facet f = facet(a, r->path, S_ISDIR(r->st.st_mode));
     add_device_aliases(f, r->st, env);
+    if (write) add_inode_aliases(f, r->st, env);
     // Another process's memory opened for writing is tracing it.
     if (write && r->path.rfind("/proc/", 0) == 0 && r->path.size() > 4 &&
         r->path.compare(r->path.size() - 4, 4, "/mem") == 0) {
@@ -138,8 +149,13 @@ Classified classify_open(const Call& call, PathContext& ctx, const ClassifyEnv& 
         c.facets.push_back(std::move(t));
       }
     }
+    std::vector<std::string> aliases = f.aliases;
     c.facets.push_back(std::move(f));
-    if (trunc) c.facets.push_back(facet(Action::FileWrite, r->path));
+    if (trunc) {
+      Facet w = facet(Action::FileWrite, r->path);
+      w.aliases = aliases;
+      c.facets.push_back(std::move(w));
+    }
     c.op.fifo = S_ISFIFO(r->st.st_mode) && !(flags & O_NONBLOCK) && acc == O_WRONLY;
   }
   c.op.dir = std::move(r->parent);
@@ -352,12 +368,15 @@ Result<std::pair<UniqueFd, std::string>> attr_object(const Call& call, PathConte
   return std::make_pair(std::move(obj), r->path);
 }
 
-Classified attr_classified(Result<std::pair<UniqueFd, std::string>> o, OpKind kind) {
+Classified attr_classified(Result<std::pair<UniqueFd, std::string>> o, OpKind kind,
+                           const ClassifyEnv& env) {
   if (!o) return fail(o.error().err);
   Classified c;
   struct stat st {};
   fstat(o->first.get(), &st);
-  c.facets.push_back(facet(Action::FileAttr, o->second, S_ISDIR(st.st_mode)));
+  Facet f = facet(Action::FileAttr, o->second, S_ISDIR(st.st_mode));
+  add_inode_aliases(f, st, env);
+  c.facets.push_back(std::move(f));
   c.op.kind = kind;
   c.op.obj = std::move(o->first);
   return c;
@@ -458,6 +477,58 @@ Classified classify(const Call& call, PathContext& ctx, const ClassifyEnv& env) 
       if (!TargetMemory::read(call.tid, a[2], &how, std::min(size, sizeof how))) return fail(EFAULT);
       return classify_open(call, ctx, env, as_fd(a[0]), 1, how.flags, how.mode, &how);
     }
+    case __NR_open_by_handle_at: {
+      // A handle names an inode without a path: find the path, then judge
+      // the open like any other.  Needs CAP_DAC_READ_SEARCH, which the
+      // target's credentials (in force here) have or not.
+      struct {
+        unsigned int handle_bytes;
+        int handle_type;
+        unsigned char f_handle[128];
+      } h{};
+      if (!TargetMemory::read(call.tid, a[1], &h, 8)) return fail(EFAULT);
+      if (h.handle_bytes > sizeof h.f_handle) return fail(EINVAL);
+      if (!TargetMemory::read(call.tid, a[1] + 8, h.f_handle, h.handle_bytes)) return fail(EFAULT);
+      // The mount fd must be a real open file, not an O_PATH one.
+      UniqueFd mnt;
+      if (as_fd(a[0]) == AT_FDCWD) {
+        auto c = ctx.cwd();
+        if (!c) return fail(c.error().err);
+        mnt.reset(openat(*c, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+        if (!mnt) return fail(errno);
+      } else {
+        auto f = target_fd_object(call, as_fd(a[0]), true, env);
+        if (!f) return fail(f.error().err);
+        mnt = std::move(*f);
+      }
+      UniqueFd obj(static_cast<int>(syscall(SYS_open_by_handle_at, mnt.get(), &h, O_PATH | O_CLOEXEC)));
+      if (!obj) return fail(errno);
+      struct stat st {};
+      fstat(obj.get(), &st);
+      uint64_t flags = a[2];
+      int acc = static_cast<int>(flags & O_ACCMODE);
+      bool write = !(flags & O_PATH) && (acc == O_WRONLY || acc == O_RDWR);
+      bool trunc = write && (flags & O_TRUNC) && S_ISREG(st.st_mode);
+      Classified c;
+      c.flags = flags;
+      Facet f = facet(trunc ? Action::FileTruncate : write ? Action::FileWrite : Action::FileRead,
+                      fd_path(obj.get()), S_ISDIR(st.st_mode));
+      add_device_aliases(f, st, env);
+      add_inode_aliases(f, st, env);
+      if (trunc) {
+        Facet w = f;
+        w.action = Action::FileWrite;
+        c.facets.push_back(std::move(f));
+        c.facets.push_back(std::move(w));
+      } else {
+        c.facets.push_back(std::move(f));
+      }
+      c.op.kind = OpKind::Open;
+      c.op.flags = flags & ~uint64_t(O_CREAT | O_EXCL);
+      c.op.cloexec = flags & O_CLOEXEC;
+      c.op.obj = std::move(obj);
+      return c;
+    }
     case __NR_unlink:
       return classify_unlink(call, ctx, AT_FDCWD, 0, 0);
     case __NR_rmdir:
@@ -497,7 +568,9 @@ Classified classify(const Call& call, PathContext& ctx, const ClassifyEnv& env) 
       if (S_ISDIR(r->st.st_mode)) return fail(EISDIR);
       if (!S_ISREG(r->st.st_mode)) return fail(EINVAL);
       Classified c;
-      c.facets.push_back(facet(Action::FileTruncate, r->path));
+      Facet f = facet(Action::FileTruncate, r->path);
+      add_inode_aliases(f, r->st, env);
+      c.facets.push_back(std::move(f));
       c.op.kind = OpKind::Truncate;
       c.op.len = static_cast<int64_t>(a[1]);
       c.op.obj = std::move(r->object);
@@ -513,12 +586,12 @@ Classified classify(const Call& call, PathContext& ctx, const ClassifyEnv& env) 
       uint64_t flags = call.nr == __NR_fchmodat2 ? a[3] : 0;
       auto c = attr_classified(attr_object(call, ctx, env, at ? as_fd(a[0]) : AT_FDCWD, at ? 1 : 0,
                                            !(flags & AT_SYMLINK_NOFOLLOW), flags & AT_EMPTY_PATH, false),
-                               OpKind::Chmod);
+                               OpKind::Chmod, env);
       c.op.mode = at ? a[2] : a[1];
       return c;
     }
     case __NR_fchmod: {
-      auto c = attr_classified(attr_object(call, ctx, env, as_fd(a[0]), -1, true, true, true), OpKind::Chmod);
+      auto c = attr_classified(attr_object(call, ctx, env, as_fd(a[0]), -1, true, true, true), OpKind::Chmod, env);
       c.op.mode = a[1];
       return c;
     }
@@ -528,18 +601,18 @@ Classified classify(const Call& call, PathContext& ctx, const ClassifyEnv& env) 
     case __NR_fchown: {
       Classified c;
       if (call.nr == __NR_fchown) {
-        c = attr_classified(attr_object(call, ctx, env, as_fd(a[0]), -1, true, true, true), OpKind::Chown);
+        c = attr_classified(attr_object(call, ctx, env, as_fd(a[0]), -1, true, true, true), OpKind::Chown, env);
         c.op.uid = static_cast<uint32_t>(a[1]);
         c.op.gid = static_cast<uint32_t>(a[2]);
       } else if (call.nr == __NR_fchownat) {
         c = attr_classified(attr_object(call, ctx, env, as_fd(a[0]), 1, !(a[4] & AT_SYMLINK_NOFOLLOW),
                                         a[4] & AT_EMPTY_PATH, false),
-                            OpKind::Chown);
+                            OpKind::Chown, env);
         c.op.uid = static_cast<uint32_t>(a[2]);
         c.op.gid = static_cast<uint32_t>(a[3]);
       } else {
         c = attr_classified(attr_object(call, ctx, env, AT_FDCWD, 0, call.nr == __NR_chown, false, false),
-                            OpKind::Chown);
+                            OpKind::Chown, env);
         c.op.uid = static_cast<uint32_t>(a[1]);
         c.op.gid = static_cast<uint32_t>(a[2]);
       }
@@ -556,7 +629,7 @@ Classified classify(const Call& call, PathContext& ctx, const ClassifyEnv& env) 
       auto c = attr_classified(attr_object(call, ctx, env, at ? as_fd(a[0]) : AT_FDCWD, patharg,
                                            !(flags & AT_SYMLINK_NOFOLLOW), flags & AT_EMPTY_PATH,
                                            call.nr == __NR_utimensat),
-                               OpKind::Utimens);
+                               OpKind::Utimens, env);
       if (c.op.kind != OpKind::Utimens) return c;
       timespec ts[2];
       if (times == 0) {
@@ -590,7 +663,7 @@ Classified classify(const Call& call, PathContext& ctx, const ClassifyEnv& env) 
       bool follow = call.nr == __NR_setxattr || call.nr == __NR_removexattr;
       auto c = attr_classified(byfd ? attr_object(call, ctx, env, as_fd(a[0]), -1, true, true, true)
                                     : attr_object(call, ctx, env, AT_FDCWD, 0, follow, false, false),
-                               set ? OpKind::SetXattr : OpKind::RemoveXattr);
+                               set ? OpKind::SetXattr : OpKind::RemoveXattr, env);
       if (c.op.kind == OpKind::Fail) return c;
       auto name = TargetMemory::read_string(call.tid, a[1], 256);
       if (!name) return fail(name.error().err == ENAMETOOLONG ? ERANGE : name.error().err);
@@ -613,7 +686,10 @@ Classified classify(const Call& call, PathContext& ctx, const ClassifyEnv& env) 
       if (!f) return fail(f.error().err);
       Classified c;
       c.flags = a[1];
-      c.facets.push_back(facet(Action::FileAttr, fd_path(f->get())));
+      Facet fa = facet(Action::FileAttr, fd_path(f->get()));
+      struct stat st {};
+      if (fstat(f->get(), &st) == 0) add_inode_aliases(fa, st, env);
+      c.facets.push_back(std::move(fa));
       c.op.kind = OpKind::IoctlFlags;
       c.op.flags = a[1];
       c.op.obj = std::move(*f);

@@ -7,16 +7,17 @@
 
 #include <cstdint>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "policy/event.h"
 #include "tracer/fd.h"
 #include "tracer/procs.h"
 #include "tracer/resolve.h"
+#include "tracer/supervisor.h"
 
 namespace cb {
 
-struct ProtectedDevice;
 class Listener;
 
 // One semantic action of a syscall.  A rename is a rename of its source and
@@ -89,6 +90,7 @@ struct Classified {
 // Facts the classifier needs from the supervisor.
 struct ClassifyEnv {
   const std::vector<ProtectedDevice>* devices = nullptr;
+  const InodeAliases* inodes = nullptr;  // hard links that existed before the session
   pid_t self_pid = 0;   // the supervisor (visible to the command only without a pid namespace)
   int target_pidfd = -1;  // the calling process (for pidfd_getfd of its fds)
 };

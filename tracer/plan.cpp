@@ -73,6 +73,34 @@ int rule_path_count(const Rule& r) { return static_cast<int>(r.paths.size()); }
 
 }  // namespace
 
+bool collect_multilinked(const std::vector<std::string>& roots, InodeAliases& out, size_t limit) {
+  size_t visited = 0;
+  std::vector<std::string> stack(roots.begin(), roots.end());
+  while (!stack.empty()) {
+    std::string dir = std::move(stack.back());
+    stack.pop_back();
+    DIR* d = opendir(dir.c_str());
+    if (!d) continue;
+    while (dirent* e = readdir(d)) {
+      if (e->d_name[0] == '.' && (!e->d_name[1] || (e->d_name[1] == '.' && !e->d_name[2]))) continue;
+      if (++visited > limit) {
+        closedir(d);
+        return false;
+      }
+      std::string p = dir == "/" ? "/" + std::string(e->d_name) : dir + "/" + e->d_name;
+      struct stat st;
+      if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW)) continue;
+      if (S_ISDIR(st.st_mode)) {
+        stack.push_back(std::move(p));
+      } else if (S_ISREG(st.st_mode) && st.st_nlink > 1) {
+        out[inode_key(st.st_dev, st.st_ino)].push_back(std::move(p));
+      }
+    }
+    closedir(d);
+  }
+  return true;
+}
+
 std::vector<std::pair<dev_t, std::string>> block_devices_of(const std::string& path) {
   std::vector<std::pair<dev_t, std::string>> out;
   struct stat st;
@@ -149,6 +177,27 @@ Plan make_plan(const Policy& p, const PlanInput& in) {
       if (in.mount_layer && in.root && !in.blocker_file.empty() && blocked_nodes.insert(node).second)
         plan.mounts.push_back({MountKind::BlockNode, node, in.blocker_file, true});
     }
+  }
+
+  // ---- hard links made before the session: the other names are not under
+  // the protected trees, so writes through them must be judged by inode.
+  {
+    std::vector<std::string> trees;
+    for (const Rule& r : p.rules) {
+      if (r.builtin || !(r.decision == Decision::Deny || r.decision == Decision::Ask)) continue;
+      if (!(r.actions & (bit(Action::FileWrite) | bit(Action::FileTruncate) | bit(Action::FileAttr)))) continue;
+      for (const auto& g : r.paths) {
+        const std::string& b = g.literal_base();
+        struct stat st;
+        if (!b.empty() && b[0] == '/' && b != "/" && stat(b.c_str(), &st) == 0 && S_ISDIR(st.st_mode) &&
+            std::find(trees.begin(), trees.end(), b) == trees.end())
+          trees.push_back(b);
+      }
+    }
+    constexpr size_t kLimit = 200000;
+    if (!collect_multilinked(trees, plan.inodes, kLimit))
+      plan.notes.push_back("more than " + std::to_string(kLimit) +
+                           " entries under protected trees: hard links beyond them are not known");
   }
 
   if (in.mount_layer) {
@@ -228,7 +277,9 @@ Plan make_plan(const Policy& p, const PlanInput& in) {
   f.truncates = notify & bit(Action::FileTruncate);
   f.attrs = notify & bit(Action::FileAttr);
   f.execs = true;  // keeps the process table exact (exec changes name, exe, argv)
-  f.signals = notify & bit(Action::ProcSignal);
+  // Without a pid namespace or Landlock's signal scope the supervisor is in
+  // reach: every signal is judged so none can touch it.
+  f.signals = (notify & bit(Action::ProcSignal)) || !in.signals_scoped;
   f.net = notify & (bit(Action::NetConnect) | bit(Action::NetBind));
   f.cred_changes = true;
   // Inside read-only trees, creating is refused by the mount; where the
@@ -240,6 +291,11 @@ Plan make_plan(const Policy& p, const PlanInput& in) {
     f.create_opens = true;
     f.creates = true;
     f.links = true;
+  }
+  if (!plan.inodes.empty()) {
+    // Writes through another name of a protected file reach no protected
+    // path (nor a read-only mount): judge them by inode.
+    f.write_opens = f.truncates = f.attrs = true;
   }
   f.io_uring_allowed = false;
   {

@@ -27,6 +27,7 @@ struct PlanInput {
   std::string blocker_file;  // an empty read-only file bound over raw disk nodes
   bool ebpf = false;         // the tracer records what is not notified
   bool observe = false;      // --observe: policy trees are not made read-only
+  bool signals_scoped = true;  // a pid namespace or Landlock keeps signals off the supervisor
 };
 
 struct RuleLayer {
@@ -40,11 +41,17 @@ struct Plan {
   std::vector<MountOp> mounts;
   std::vector<StaticDenial> mounted;          // trees the mount layer enforces
   std::vector<ProtectedDevice> devices;
+  InodeAliases inodes;                        // files under protected trees with other names
   std::vector<RuleLayer> layers;              // one per rule, for `check`
   std::vector<std::string> notes;             // what the plan could not do exactly
 };
 
 Plan make_plan(const Policy& p, const PlanInput& in);
+
+// Regular files with more than one name below `roots` (at most `limit`
+// entries visited): writing any other name of them writes the protected one.
+// Returns false when the limit cut the walk short.
+bool collect_multilinked(const std::vector<std::string>& roots, InodeAliases& out, size_t limit);
 
 // The block devices (with partitions' disks and device-mapper/md members)
 // that hold the file system of `path`, as device nodes found under /dev.

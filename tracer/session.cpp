@@ -256,6 +256,7 @@ int run_session(const RunOptions& o) {
 
   auto launch = [&](bool mount_layer, std::vector<MountFailure>* fails) -> std::pair<Plan, std::unique_ptr<Launcher>> {
     pin.mount_layer = mount_layer;
+    pin.signals_scoped = mount_layer || root || abi >= 6;
     Plan plan = make_plan(*policy, pin);
     auto filter = build_filter(plan.filter);
     if (!filter) {
@@ -340,6 +341,7 @@ int run_session(const RunOptions& o) {
   so.ask_timeout = o.ask_timeout;
   so.mount_denials = plan.mounted;
   so.protected_devices = plan.devices;
+  so.inodes = plan.inodes;
   so.self_files = pin.self_files;
   so.landlock_signals = started->landlock_abi_applied >= 6;
   Supervisor sup(std::move(so), std::move(*started), {&store});

@@ -309,6 +309,7 @@ struct Supervisor::Impl {
     PathContext ctx(call.tid, pe ? pe->info->pid : call.tid);
     ClassifyEnv env;
     env.devices = &opts.protected_devices;
+    env.inodes = opts.inodes.empty() ? nullptr : &opts.inodes;
     env.self_pid = self_pid;
     env.target_pidfd = pe ? pe->pidfd.get() : -1;
     // Whatever the arguments said was read above and below: from here on

@@ -16,6 +16,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "db/store.h"
@@ -44,6 +45,11 @@ struct ProtectedDevice {
   std::vector<std::string> roots;
 };
 
+// Other names of protected files that existed before the session:
+// (dev, ino) -> the protected paths a write through any name amounts to.
+using InodeAliases = std::unordered_map<uint64_t, std::vector<std::string>>;
+inline uint64_t inode_key(dev_t dev, ino_t ino) { return (uint64_t(dev) << 40) ^ uint64_t(ino); }
+
 struct SupervisorOptions {
   const Policy* policy = nullptr;
   bool observe = false;
@@ -53,6 +59,7 @@ struct SupervisorOptions {
   std::chrono::milliseconds ask_timeout{60000};
   std::vector<StaticDenial> mount_denials;   // trees the mount layer enforces
   std::vector<ProtectedDevice> protected_devices;
+  InodeAliases inodes;
   std::vector<std::string> self_files;       // audit db, policy files: builtin protection
   bool landlock_signals = false;             // signals are scoped by Landlock
 };

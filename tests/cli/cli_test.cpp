@@ -262,6 +262,28 @@ const Technique kTechniques[] = {
 INSTANTIATE_TEST_SUITE_P(Techniques, Destruction, ::testing::ValuesIn(kTechniques),
                          [](const auto& info) { return std::string(info.param.name); });
 
+TEST_F(Session, AHardLinkMadeBeforeTheSessionIsTheSameProtectedFile) {
+  // The other name lies outside every protected tree (and outside the
+  // read-only mount): the write is still a write of the protected file.
+  ASSERT_EQ(link((p_ + "/keep.txt").c_str(), (t_ + "/pre").c_str()), 0);
+  before_ = fingerprint();
+  Outcome r = supervised("truncate -s0 $T/pre; (: > $T/pre); try_op chmod $T/pre; echo done");
+  EXPECT_NE(r.out.find("done"), std::string::npos) << r.err;
+  expect_intact();
+  bool found = false;
+  for (auto& e : events("deny"))
+    if (e.row.ev.path == t_ + "/pre" && e.row.verdict.rule_id == "protect") found = true;
+  EXPECT_TRUE(found) << "the write through the other name is denied by the protected path's rule";
+}
+
+TEST_F(Session, AFileHandleIsNoWayAroundPathRules) {
+  if (getuid() != 0) GTEST_SKIP() << "open_by_handle_at needs CAP_DAC_READ_SEARCH";
+  Outcome r = supervised("try_op handle_trunc $P/keep.txt; echo rc=$?");
+  EXPECT_NE(r.out.find("rc=1\n"), std::string::npos) << r.out << r.err;  // EPERM
+  expect_intact();
+  expect_denial_recorded();
+}
+
 TEST_F(Session, IoUringIsRefusedWithEnosysAndRecorded) {
   Outcome r = supervised("try_op io_uring_setup; echo rc=$?");
   EXPECT_NE(r.out.find("rc=38"), std::string::npos) << r.out << r.err;  // ENOSYS: programs fall back

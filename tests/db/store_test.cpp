@@ -480,6 +480,7 @@ TEST_F(StoreTest, RunningSessionsOfDeadSupervisorsBecomeAborted) {
   ASSERT_GE(live, 0);
   if (live == 0) {
     prctl(PR_SET_NAME, "cottonbox");
+    close(hold[1]);  // so that the parent's close is seen as EOF
     char c = 'r';
     if (write(ready[1], &c, 1) != 1) _exit(1);
     (void)!read(hold[0], &c, 1);

@@ -170,13 +170,19 @@ rules:
 
 TEST(Decide, GuardsDenyUnlessAUserRuleAllows) {
   Policy p = load("version: 1\n");
-  for (Action a : {Action::SysIoUring, Action::SysNamespace, Action::SysMount, Action::ProcTrace}) {
-    Verdict v = decide(p, ev(a, ""));
+  for (Action a : {Action::SysIoUring, Action::SysNamespace, Action::SysMount, Action::ProcTrace,
+                   Action::SysKernel}) {
+    Verdict v = decide(p, ev(a, "mnt,user"));
     EXPECT_EQ(v.decision, Decision::Deny) << action_name(a);
     EXPECT_TRUE(v.builtin);
     EXPECT_EQ(v.rule_id.rfind("cottonbox:guard-", 0), 0u) << v.rule_id;
     EXPECT_FALSE(v.message.empty());
   }
+  // A user namespace alone is allowed; with any other kind it is not.
+  Verdict userns = decide(p, ev(Action::SysNamespace, "user"));
+  EXPECT_EQ(userns.decision, Decision::Allow);
+  EXPECT_EQ(userns.rule_id, "cottonbox:userns");
+  EXPECT_EQ(decide(p, ev(Action::SysNamespace, "user,mnt")).decision, Decision::Deny);
   Policy allowing = load(R"(version: 1
 rules:
   - {id: uring-ok, action: sys.io_uring, decision: allow}
@@ -257,7 +263,8 @@ rules:
   EXPECT_EQ(actions_logged(p), bit(Action::ProcExec) | bit(Action::NetConnect));
   Policy guarded = load("version: 1\n");
   EXPECT_EQ(actions_needing_decision(guarded), bit(Action::SysIoUring) | bit(Action::SysNamespace) |
-                                                   bit(Action::SysMount) | bit(Action::ProcTrace));
+                                                   bit(Action::SysMount) | bit(Action::ProcTrace) |
+                                                   bit(Action::SysKernel));
   EXPECT_EQ(actions_needing_decision(load("version: 1\ndefault: deny\n")), kAllActions);
   EXPECT_EQ(actions_needing_decision(load("version: 1\ndefault: ask\n")), kAllActions);
   EXPECT_EQ(actions_needing_decision(load("version: 1\ndefault: log\n", false)), 0u);

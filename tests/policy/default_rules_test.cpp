@@ -226,7 +226,9 @@ TEST_F(DefaultRules, WhatCannotBeGotBackIsDenied) {
       {Action::FileRename, "/home", proc("mv", "/bin/mv"), "home-credentials", true},
       // switching off the guard
       {Action::SysIoUring, "", python(), "no-io-uring"},
-      {Action::SysNamespace, "user", proc("unshare", "/usr/bin/unshare"), "no-namespaces"},
+      {Action::SysNamespace, "user,mnt", proc("unshare", "/usr/bin/unshare"), "no-namespaces"},
+      {Action::SysNamespace, "net", proc("unshare", "/usr/bin/unshare"), "no-namespaces"},
+      {Action::SysKernel, "bpf", proc("bpftool", "/usr/sbin/bpftool"), "no-kernel"},
       {Action::SysMount, "/mnt", proc("mount", "/usr/bin/mount"), "no-mounts"},
       {Action::ProcTrace, "/usr/bin/python3", proc("gdb", "/usr/bin/gdb"), "no-tracing"},
   };
@@ -257,7 +259,7 @@ TEST_F(DefaultRules, AsksBeforeMassDeletionOfWork) {
 TEST_F(DefaultRules, OnlyMutationsAndTheGuardReachTheSupervisor) {
   ActionMask need = actions_needing_decision(*policy_);
   EXPECT_EQ(need, kFileMutate | bit(Action::SysIoUring) | bit(Action::SysNamespace) |
-                      bit(Action::SysMount) | bit(Action::ProcTrace));
+                      bit(Action::SysMount) | bit(Action::ProcTrace) | bit(Action::SysKernel));
   EXPECT_FALSE(need & bit(Action::FileRead));
   EXPECT_FALSE(need & bit(Action::ProcExec));
   EXPECT_EQ(actions_logged(*policy_), 0u);

@@ -62,7 +62,7 @@ rules:
     decision: deny                    # deny | allow | ask | log
     message: "free text shown to the user"
 )");
-  ASSERT_EQ(p.rules.size(), 5u);  // the rule and four guards
+  ASSERT_EQ(p.rules.size(), 7u);  // the rule, the user-namespace allowance and five guards
   const Rule& r = p.rules[0];
   EXPECT_EQ(r.id, "protect-src");
   EXPECT_EQ(r.actions, bit(Action::FileDelete) | bit(Action::FileRename) |
@@ -86,15 +86,23 @@ rules:
 
 TEST(Loader, GuardsComeLastAndAreBuiltin) {
   Policy p = load_ok(kHead + "  - {id: a, action: '*', decision: log}\n");
-  ASSERT_EQ(p.rules.size(), 5u);
+  ASSERT_EQ(p.rules.size(), 7u);
+  // A bare user namespace is allowed just before the namespace guard.
+  const Rule& userns = p.rules[2];
+  EXPECT_EQ(userns.id, "cottonbox:userns");
+  EXPECT_EQ(userns.decision, Decision::Allow);
+  EXPECT_TRUE(userns.builtin);
+  ASSERT_EQ(userns.paths.size(), 1u);
+  EXPECT_EQ(userns.paths[0].text(), "user");
   std::vector<std::pair<std::string, ActionMask>> want = {
       {"cottonbox:guard-io_uring", bit(Action::SysIoUring)},
       {"cottonbox:guard-namespace", bit(Action::SysNamespace)},
       {"cottonbox:guard-mount", bit(Action::SysMount)},
       {"cottonbox:guard-trace", bit(Action::ProcTrace)},
+      {"cottonbox:guard-kernel", bit(Action::SysKernel)},
   };
   for (size_t i = 0; i < want.size(); ++i) {
-    const Rule& g = p.rules[i + 1];
+    const Rule& g = p.rules[i + 1 + (i >= 1 ? 1 : 0)];
     EXPECT_EQ(g.id, want[i].first);
     EXPECT_EQ(g.actions, want[i].second);
     EXPECT_EQ(g.decision, Decision::Deny);
@@ -185,7 +193,7 @@ TEST(Loader, RulesAndListsSpanFiles) {
 
 TEST(Loader, NullListsAndRulesAreEmpty) {
   Policy p = load_ok("version: 1\nlists:\nrules:\n");
-  EXPECT_EQ(p.rules.size(), 4u);
+  EXPECT_EQ(p.rules.size(), 6u);  // only the built-ins
 }
 
 // ---------------------------------------------------------------- errors
