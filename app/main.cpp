@@ -7,6 +7,7 @@
 
 #include "db/report.h"
 #include "db/store.h"
+#include "tracer/check.h"
 #include "tracer/launch.h"
 #include "tracer/plan.h"
 #include "tracer/session.h"
@@ -14,8 +15,6 @@
 namespace {
 
 constexpr int kOwnError = 125;
-
-int cmd_check(const std::vector<std::string>& policies, const std::map<std::string, std::string>& vars, bool json);
 
 std::map<std::string, std::string> parse_vars(const std::vector<std::string>& in, bool* ok) {
   std::map<std::string, std::string> out;
@@ -72,6 +71,8 @@ int main(int argc, char** argv) {
   std::vector<std::string> positional;
   run->add_option("command", positional, "The command (after --)");
 
+  std::string db;  // --db for check, sessions, events, tree
+
   // ---- check
   std::vector<std::string> check_policies;
   std::vector<std::string> check_vars;
@@ -80,9 +81,9 @@ int main(int argc, char** argv) {
   check->add_option("--policy", check_policies, "Policy file (repeatable; default: the default policy)");
   check->add_option("--var", check_vars, "NAME=VALUE for ${NAME}");
   check->add_flag("--json", check_json, "JSON output");
+  check->add_option("--db", db, "The audit database a session would use (for the built-in protection)");
 
   // ---- sessions / events / tree
-  std::string db;
   bool json = false;
   auto* sessions = app.add_subcommand("sessions", "List recorded sessions");
   sessions->add_option("--db", db, "Audit database");
@@ -135,7 +136,7 @@ int main(int argc, char** argv) {
     bool ok = true;
     auto v = parse_vars(check_vars, &ok);
     if (!ok) return kOwnError;
-    return cmd_check(check_policies, v, check_json);
+    return cb::run_check(check_policies, v, db.empty() ? cb::db::default_db_path() : db, check_json, std::cout);
   }
   std::string db_path = db.empty() ? cb::db::default_db_path() : db;
   auto reader = cb::db::Reader::open(db_path);
@@ -154,27 +155,3 @@ int main(int argc, char** argv) {
   if (*tree) return cb::db::print_tree(**reader, tree_session, json, std::cout);
   return kOwnError;
 }
-
-namespace {
-
-int cmd_check(const std::vector<std::string>& policies, const std::map<std::string, std::string>& vars, bool json) {
-  std::vector<std::string> files = policies.empty() ? cb::default_policy_files() : policies;
-  auto p = cb::load_policies(files, vars);
-  if (!p) return kOwnError;
-  cb::PlanInput in;
-  in.root = getuid() == 0;
-  cb::Plan plan = cb::make_plan(*p, in);
-  (void)json;
-  std::cout << "policy OK: " << files.size() << (files.size() == 1 ? " file, " : " files, ") << p->rules.size()
-            << " rules, default " << cb::decision_name(p->default_decision) << "\n\n";
-  for (const auto& r : p->rules) {
-    std::cout << cb::describe_rule(r);
-    for (const auto& l : plan.layers)
-      if (l.rule_id == r.id) std::cout << "  layer:     " << l.layer << " (" << l.detail << ")\n";
-    std::cout << "\n";
-  }
-  for (const auto& n : plan.notes) std::cout << "note: " << n << "\n";
-  return 0;
-}
-
-}  // namespace

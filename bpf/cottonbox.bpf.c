@@ -268,17 +268,24 @@ static __always_inline unsigned long file_magic(struct file *f)
 	return BPF_CORE_READ(f, f_inode, i_sb, s_magic);
 }
 
-/* Writes the absolute path of (vmnt, d) backwards so that it ends at
- * w[CB_PATH_MAX], crossing mounts up to the mount namespace's root (a chroot
- * is not a stop: records name files as the namespace sees them).  Returns the
- * start offset << 2 | status: 0 complete, 1 cut short, 2 not reachable from
- * the root (a pipe, a socket, an anonymous inode). */
-static __noinline __u32 walk(struct vfsmount *vmnt, struct dentry *d, __u8 *w)
+/* Writes the absolute path of (vmnt, d) backwards into s->walk so that it
+ * ends at s->walk[CB_PATH_MAX], crossing mounts up to the mount namespace's
+ * root (a chroot is not a stop: records name files as the namespace sees
+ * them).  Returns the start offset << 2 | status: 0 complete, 1 cut short, 2
+ * not reachable from the root (a pipe, a socket, an anonymous inode).
+ *
+ * A global function, so the verifier checks its loop once rather than at
+ * every call site; the kernel pointers travel as integers for that reason. */
+__noinline __u64 walk(struct cb_scratch *s, __u64 vmnt_addr, __u64 d_addr)
 {
+	struct vfsmount *vmnt = (void *)vmnt_addr;
+	struct dentry *d = (void *)d_addr;
 	struct mount *mnt = (void *)vmnt - bpf_core_field_offset(struct mount, mnt);
-	__u32 pos = CB_PATH_MAX, status = 1, len;
+	__u64 pos = CB_PATH_MAX, status = 1, len;
 	int i;
 
+	if (!s)
+		return pos << 2 | 2;
 	for (i = 0; i < CB_WALK_STEPS; i++) {
 		struct dentry *root = BPF_CORE_READ(vmnt, mnt_root);
 		struct dentry *parent = BPF_CORE_READ(d, d_parent);
@@ -304,24 +311,24 @@ static __noinline __u32 walk(struct vfsmount *vmnt, struct dentry *d, __u8 *w)
 			break;
 		pos = (pos - len - 1) & (CB_PATH_MAX - 1);
 		len &= CB_PATH_MAX - 1;
-		bpf_probe_read_kernel(w + pos + 1, len, BPF_CORE_READ(d, d_name.name));
-		w[pos] = '/';
+		bpf_probe_read_kernel(s->walk + pos + 1, len, BPF_CORE_READ(d, d_name.name));
+		s->walk[pos] = '/';
 		d = parent;
 	}
 	return pos << 2 | status;
 }
 
 /* Appends the absolute path of (vmnt, d) at s->rec[off]. */
-static __noinline __u32 copy_walk(struct cb_scratch *s, __u32 off, struct vfsmount *vmnt,
+static __noinline __u64 copy_walk(struct cb_scratch *s, __u64 off, struct vfsmount *vmnt,
 				  struct dentry *d)
 {
-	__u32 r, pos, len, status;
+	__u64 r, pos, len, status;
 
 	if (off > CB_OFF_LIMIT)
 		return R_FAULT;
 	if (!vmnt || !d)
 		return R_FAULT;
-	r = walk(vmnt, d, s->walk);
+	r = walk(s, (__u64)vmnt, (__u64)d);
 	status = r & 3;
 	pos = r >> 2;
 	if (pos >= CB_PATH_MAX) {
@@ -335,7 +342,7 @@ static __noinline __u32 copy_walk(struct cb_scratch *s, __u32 off, struct vfsmou
 	return len | (status == 1 ? R_TRUNC : 0) | (status == 2 ? R_FAULT : 0);
 }
 
-static __noinline __u32 copy_cwd(struct cb_scratch *s, __u32 off)
+static __noinline __u64 copy_cwd(struct cb_scratch *s, __u64 off)
 {
 	struct task_struct *task = (void *)bpf_get_current_task();
 	struct fs_struct *fs = BPF_CORE_READ(task, fs);
@@ -343,7 +350,7 @@ static __noinline __u32 copy_cwd(struct cb_scratch *s, __u32 off)
 	return copy_walk(s, off, BPF_CORE_READ(fs, pwd.mnt), BPF_CORE_READ(fs, pwd.dentry));
 }
 
-static __noinline __u32 copy_fd_path(struct cb_scratch *s, __u32 off, __s64 fd)
+static __noinline __u64 copy_fd_path(struct cb_scratch *s, __u64 off, __s64 fd)
 {
 	struct task_struct *task = (void *)bpf_get_current_task();
 	struct file *f = fd_file(task, fd);
@@ -353,7 +360,7 @@ static __noinline __u32 copy_fd_path(struct cb_scratch *s, __u32 off, __s64 fd)
 	return copy_walk(s, off, BPF_CORE_READ(f, f_path.mnt), BPF_CORE_READ(f, f_path.dentry));
 }
 
-static __noinline __u32 copy_user_str(struct cb_scratch *s, __u32 off, const char *p)
+static __noinline __u64 copy_user_str(struct cb_scratch *s, __u64 off, const char *p)
 {
 	long n;
 
@@ -365,7 +372,7 @@ static __noinline __u32 copy_user_str(struct cb_scratch *s, __u32 off, const cha
 	return (n - 1) | (n >= CB_PATH_MAX ? R_TRUNC : 0);
 }
 
-static __noinline __u32 copy_kernel_str(struct cb_scratch *s, __u32 off, const char *p)
+static __noinline __u64 copy_kernel_str(struct cb_scratch *s, __u64 off, const char *p)
 {
 	long n;
 
@@ -377,11 +384,21 @@ static __noinline __u32 copy_kernel_str(struct cb_scratch *s, __u32 off, const c
 	return (n - 1) | (n >= CB_PATH_MAX ? R_TRUNC : 0);
 }
 
-static __always_inline void set_blob(struct cb_rec_syscall *r, __u32 b, __u32 res)
+/* The length of a copy result, bounded where the verifier can see it. */
+static __always_inline __u64 res_len(__u64 res)
+{
+	__u64 len = R_LEN(res);
+
+	if (len > CB_PATH_MAX)
+		len = CB_PATH_MAX;
+	return len;
+}
+
+static __always_inline void set_blob(struct cb_rec_syscall *r, __u32 b, __u64 res)
 {
 	if (b >= CB_SYS_NBLOBS)
 		return;
-	r->len[b] = R_LEN(res);
+	r->len[b] = res_len(res);
 	if (res & R_TRUNC)
 		r->hdr.flags |= CB_F_TRUNC(b);
 	if (res & R_FAULT)
@@ -392,17 +409,17 @@ static __always_inline void set_blob(struct cb_rec_syscall *r, __u32 b, __u32 re
 
 /* Appends path blob b (from user memory) and, unless it is absolute, its base
  * directory as blob b + 1. `at`: the dirfd, AT_FDCWD, or CB_NO_BASE. */
-static __noinline __u32 append_path(struct cb_scratch *s, __u32 off, __u32 b, const char *p,
+static __noinline __u64 append_path(struct cb_scratch *s, __u64 off, __u32 b, const char *p,
 				    __s64 at)
 {
 	struct cb_rec_syscall *r = (void *)s->rec;
-	__u32 res, len;
+	__u64 res, len;
 	bool absolute;
 
 	if (b > CB_SYS_PATH2 || off > CB_OFF_LIMIT)
 		return off;
 	res = copy_user_str(s, off, p);
-	len = R_LEN(res) & (CB_PATH_MAX - 1);
+	len = res_len(res);
 	set_blob(r, b, res);
 	absolute = len && s->rec[off] == '/';
 	off += len;
@@ -413,7 +430,7 @@ static __noinline __u32 append_path(struct cb_scratch *s, __u32 off, __u32 b, co
 	else
 		res = copy_fd_path(s, off, at);
 	set_blob(r, b + 1, res);
-	return off + (R_LEN(res) & (2 * CB_PATH_MAX - 1));
+	return off + res_len(res);
 }
 
 static __always_inline __s64 dirfd_of(struct cb_enter *e, __s8 path, __s8 dirfd)
@@ -469,10 +486,11 @@ static __always_inline void pidfd_target(struct cb_rec_syscall *r, __s64 fd)
 static __always_inline int save_enter(__s32 nr, const __u64 *args)
 {
 	__u64 id = bpf_get_current_pid_tgid();
-	__u32 tid = (__u32)id, zero = 0, len;
+	__u32 tid = (__u32)id, zero = 0;
 	struct cb_sysdesc *d;
 	struct cb_scratch *s;
 	struct cb_enter *e;
+	__u64 len;
 	int i;
 
 	d = bpf_map_lookup_elem(&sysdesc, &nr);
@@ -541,8 +559,9 @@ SEC("tracepoint")
 int cb_sys_exit(struct cb_sys_exit_ctx *ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid();
-	__u32 tid = (__u32)id, zero = 0, off, res;
+	__u32 tid = (__u32)id, zero = 0;
 	struct cb_rec_syscall *r;
+	__u64 off, res;
 	struct cb_enter *saved, *e;
 	struct cb_sysdesc *d;
 	struct cb_scratch *s;
@@ -591,7 +610,7 @@ int cb_sys_exit(struct cb_sys_exit_ctx *ctx)
 		r->fd = e->args[d->fd & 7];
 		res = copy_fd_path(s, off, r->fd);
 		set_blob(r, CB_SYS_BASE1, res);
-		off += R_LEN(res) & (2 * CB_PATH_MAX - 1);
+		off += res_len(res);
 	}
 	if (d->path2 >= 0)
 		off = append_path(s, off, CB_SYS_PATH2, (const char *)e->args[d->path2 & 7],
@@ -605,14 +624,14 @@ int cb_sys_exit(struct cb_sys_exit_ctx *ctx)
 		pidfd_target(r, r->fd);
 	}
 	if (d->addr >= 0 && e->addrlen >= 2) {
-		__u32 len = e->addrlen & (2 * CB_ADDR_MAX - 1);
+		__u64 len = e->addrlen;
 
 		/* A relative unix socket path is relative to the cwd. */
 		if (e->addr[0] == AF_UNIX && e->addr[1] == 0 && len > 2 &&
 		    e->addr[2] != 0 && e->addr[2] != '/' && d->path1 < 0) {
 			res = copy_cwd(s, off);
 			set_blob(r, CB_SYS_BASE1, res);
-			off += R_LEN(res) & (2 * CB_PATH_MAX - 1);
+			off += res_len(res);
 		}
 		if (off <= CB_OFF_LIMIT + CB_PATH_MAX && len <= CB_ADDR_MAX) {
 			bpf_probe_read_kernel(s->rec + off, len, e->addr);
@@ -665,7 +684,8 @@ int BPF_PROG(cb_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 {
 	struct task_struct *task = (void *)bpf_get_current_task();
 	__u64 id = bpf_get_current_pid_tgid();
-	__u32 tgid = id >> 32, zero = 0, off, res, len;
+	__u32 tgid = id >> 32, zero = 0;
+	__u64 off, res, len;
 	unsigned long start, end;
 	struct cb_rec_exec *r;
 	struct cb_scratch *s;
@@ -686,17 +706,17 @@ int BPF_PROG(cb_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 	off = sizeof(*r);
 
 	res = copy_kernel_str(s, off, BPF_CORE_READ(bprm, filename));
-	len = R_LEN(res) & (CB_PATH_MAX - 1);
+	len = res_len(res);
 	r->len[CB_EXEC_FILE] = len;
 	if (res & R_TRUNC)
 		r->hdr.flags |= CB_F_TRUNC(CB_EXEC_FILE);
 	if (res & R_FAULT)
 		r->hdr.flags |= CB_F_FAULT(CB_EXEC_FILE);
-	absolute = len && s->rec[off & (CB_REC_BUF - 1)] == '/';
+	absolute = len && s->rec[off] == '/';
 	off += len;
 	if (!absolute) {
 		res = copy_cwd(s, off);
-		len = R_LEN(res) & (2 * CB_PATH_MAX - 1);
+		len = res_len(res);
 		r->len[CB_EXEC_BASE] = len;
 		if (res & R_TRUNC)
 			r->hdr.flags |= CB_F_TRUNC(CB_EXEC_BASE);
@@ -714,6 +734,7 @@ int BPF_PROG(cb_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 		len = CB_ARGV_MAX;
 		r->hdr.flags |= CB_F_TRUNC(CB_EXEC_ARGV);
 	}
+	barrier_var(len);
 	if (off <= CB_OFF_LIMIT && len) {
 		if (bpf_probe_read_user(s->rec + off, len, (void *)start)) {
 			r->hdr.flags |= CB_F_FAULT(CB_EXEC_ARGV);

@@ -443,6 +443,8 @@ std::string dir_words(std::string_view dir, std::string_view cwd) {
 
 }  // namespace
 
+std::string_view software_version() { return COTTONBOX_VERSION; }
+
 std::string_view scope_name(Scope s) {
   switch (s) {
     case Scope::Once: return "once";

@@ -30,6 +30,9 @@ constexpr int kVersion = 1;
 // without bound.
 constexpr size_t kMaxLine = 4u << 20;
 
+// cottonbox's own version ("0.1.0"), for the hello and welcome lines.
+std::string_view software_version();
+
 // ------------------------------------------------------------ client -> server
 
 // The first line a supervisor sends.  `session` has the shape of one line of

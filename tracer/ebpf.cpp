@@ -9,6 +9,8 @@
 #include <cstdarg>
 #include <cstdio>
 #include <exception>
+#include <system_error>
+#include <thread>
 
 #include "tracer/fd.h"
 #include "tracer/features.h"
@@ -49,9 +51,17 @@ thread_local std::string* t_log = nullptr;
 
 int capture_print(enum libbpf_print_level level, const char* fmt, va_list ap) {
   if (!t_log || level == LIBBPF_DEBUG) return 0;
-  char buf[512];
-  int n = vsnprintf(buf, sizeof(buf), fmt, ap);
-  if (n > 0 && t_log->size() < 65536) t_log->append(buf, std::min<size_t>(n, sizeof(buf) - 1));
+  va_list copy;
+  va_copy(copy, ap);
+  int n = vsnprintf(nullptr, 0, fmt, copy);
+  va_end(copy);
+  if (n <= 0) return 0;
+  std::string s(static_cast<size_t>(n) + 1, '\0');
+  vsnprintf(s.data(), s.size(), fmt, ap);
+  s.pop_back();
+  t_log->append(s);
+  // The verifier's log can run to megabytes; its end says what failed.
+  if (t_log->size() > (1u << 20)) t_log->erase(0, t_log->size() - (1u << 19));
   return 0;
 }
 
@@ -67,7 +77,7 @@ class LogCapture {
   // The last lines, which is where libbpf and the verifier say what failed.
   std::string tail() const {
     if (log_.empty()) return {};
-    std::string t = log_.size() > 1200 ? "..." + log_.substr(log_.size() - 1200) : log_;
+    std::string t = log_.size() > 2000 ? "..." + log_.substr(log_.size() - 2000) : log_;
     while (!t.empty() && t.back() == '\n') t.pop_back();
     return "\n" + t;
   }
@@ -77,9 +87,12 @@ class LogCapture {
   libbpf_print_fn_t prev_;
 };
 
+// Privileges are checked before anything is loaded, so EACCES here is the
+// verifier refusing a program, and EPERM a missing capability or a lockdown.
 Error load_error(const char* what, int err, const LogCapture& log) {
-  if (err == EPERM || err == EACCES)
+  if (err == EPERM)
     return Error{err, std::string(what) + ": BPF needs root or CAP_BPF+CAP_PERFMON" + log.tail()};
+  if (err == EACCES) return Error{err, std::string(what) + ": refused by the kernel's BPF verifier" + log.tail()};
   return Error{err, std::string(what) + ": " + std::strerror(err) + log.tail()};
 }
 
@@ -169,6 +182,23 @@ struct EbpfTracer::Impl {
   std::string last_error;
   const RecordFn* fn = nullptr;
   std::exception_ptr exc;
+
+  ~Impl() {
+    ring.reset();
+    // Detaching from a tracepoint waits for an RCU grace period, one per
+    // tracepoint: one after another, the ~90 of them take seconds.  Detached
+    // all at once, they share grace periods.
+    std::vector<std::thread> threads;
+    threads.reserve(links.size());
+    for (auto& l : links) {
+      try {
+        threads.emplace_back([p = l.release()] { bpf_link__destroy(p); });
+      } catch (const std::system_error&) {
+        l.reset();  // no thread to spare: detach here
+      }
+    }
+    for (auto& t : threads) t.join();
+  }
 
   static int on_sample(void* ctx, void* data, size_t size) {
     auto* self = static_cast<Impl*>(ctx);

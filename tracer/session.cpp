@@ -15,6 +15,7 @@
 
 #include "db/store.h"
 #include "tracer/ask_tty.h"
+#include "tracer/gui_client.h"
 #include "tracer/launch.h"
 #include "tracer/plan.h"
 #include "tracer/supervisor.h"
@@ -314,7 +315,25 @@ int run_session(const RunOptions& o) {
 
   // Who answers asks.
   std::unique_ptr<AskBackend> asker;
-  switch (o.ask) {
+  std::vector<Sink*> sinks{&store};
+  GuiClient* gui = nullptr;  // owned by `asker`; also sees every record live
+  std::string no_gui;        // why --ask gui could not reach a GUI
+  if (o.ask == AskMode::Gui || o.ask == AskMode::Auto) {
+    auto client = GuiClient::connect(default_gui_socket_path(), ss, sid);
+    if (client) {
+      gui = client->get();
+      asker = std::move(*client);
+      sinks.push_back(gui);
+      // What was degraded before the GUI listened is in the store already.
+      if ((*writer)->flush())
+        if (auto rd = db::Reader::open(db_path))
+          if (auto summary = (*rd)->session(sid))
+            for (const auto& d : summary->degraded) gui->degraded(d);
+    } else if (o.ask == AskMode::Gui) {
+      no_gui = client.error().message;
+    }
+  }
+  if (!asker) switch (o.ask) {
     case AskMode::Allow: asker = std::make_unique<FixedAsker>(true); break;
     case AskMode::Deny: asker = std::make_unique<FixedAsker>(false); break;
     case AskMode::Tty:
@@ -323,8 +342,12 @@ int run_session(const RunOptions& o) {
       auto tty = TtyAsker::open();
       if (tty) {
         asker = std::move(*tty);
+        if (!no_gui.empty() && !o.quiet)
+          std::cerr << "cottonbox: no GUI is listening (" << no_gui << "); asking on the terminal\n";
       } else {
-        if (o.ask == AskMode::Tty && !o.quiet)
+        if (!no_gui.empty() && !o.quiet)
+          std::cerr << "cottonbox: no GUI is listening (" << no_gui << ") and no terminal to ask on; asks are denied\n";
+        else if (o.ask == AskMode::Tty && !o.quiet)
           std::cerr << "cottonbox: no terminal to ask on (" << tty.error().message << "); asks are denied\n";
         asker = std::make_unique<FixedAsker>(false);
       }
@@ -344,8 +367,11 @@ int run_session(const RunOptions& o) {
   so.inodes = plan.inodes;
   so.self_files = pin.self_files;
   so.landlock_signals = started->landlock_abi_applied >= 6;
-  Supervisor sup(std::move(so), std::move(*started), {&store});
+  Supervisor sup(std::move(so), std::move(*started), std::move(sinks));
   SessionOutcome out = sup.run();
+  if (gui)
+    gui->session_end(db::SessionEnd{now_ns(), out.exit_status < 0 ? 125 : out.exit_status, out.exit_signal,
+                                    db::SessionState::Ended});
   asker.reset();
 
   db::SessionEnd end;

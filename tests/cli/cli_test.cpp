@@ -4,10 +4,15 @@
 // benign work outside runs as it would without cottonbox.
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <poll.h>
+#include <pty.h>
+#include <sys/ioctl.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <dirent.h>
 
 #include <chrono>
 #include <cstdlib>
@@ -453,6 +458,165 @@ TEST_F(Session, ARootSupervisorActsWithTheTargetsCredentials) {
   Outcome r = supervised("try_op setuid_create 65534 " + rootonly + "/x; echo rc=$?", {});
   EXPECT_NE(r.out.find("rc=13"), std::string::npos) << r.out << r.err;  // EACCES
   EXPECT_NE(access((rootonly + "/x").c_str(), F_OK), 0);
+}
+
+// ------------------------------------------------------------- lifecycle --
+
+// True when a live (not zombie) process has exactly this argv, "a b" for {a, b}.
+bool process_running(const std::string& argv_spaced) {
+  std::string want = argv_spaced;
+  for (auto& c : want)
+    if (c == ' ') c = '\0';
+  want.push_back('\0');
+  DIR* d = opendir("/proc");
+  bool found = false;
+  while (dirent* e = d ? readdir(d) : nullptr) {
+    if (!isdigit(static_cast<unsigned char>(e->d_name[0]))) continue;
+    std::string base = std::string("/proc/") + e->d_name;
+    std::string stat = read_file(base + "/stat");
+    size_t r = stat.rfind(')');
+    if (r == std::string::npos || r + 2 >= stat.size() || stat[r + 2] == 'Z') continue;
+    if (read_file(base + "/cmdline") == want) found = true;
+  }
+  if (d) closedir(d);
+  return found;
+}
+
+TEST_F(Session, IfTheSupervisorDiesTheSessionDiesWithItAndIsMarkedAborted) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    for (auto& [k, v] : env()) setenv(k.c_str(), v.c_str(), 1);
+    if (chdir(dir_.c_str())) _exit(1);
+    setsid();
+    int n = open("/dev/null", O_RDWR);
+    dup2(n, 0), dup2(n, 1), dup2(n, 2);
+    execl(kCottonbox.c_str(), kCottonbox.c_str(), "run", "--policy", policy_.c_str(), "--db", db_.c_str(), "-q",
+          "--", "/bin/sh", "-c", "rm -f $P/keep.txt; (setsid sleep 31.4159 &); sleep 31.4159", nullptr);
+    _exit(127);
+  }
+  for (int i = 0; i < 100 && !process_running("sleep 31.4159"); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the denial is committed
+  ASSERT_TRUE(process_running("sleep 31.4159"));
+  kill(pid, SIGKILL);
+  waitpid(pid, nullptr, 0);
+  bool gone = false;
+  for (int i = 0; i < 100 && !gone; ++i) {
+    gone = !process_running("sleep 31.4159");
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_TRUE(gone) << "every process of the session, the detached one too, dies with the supervisor";
+  auto r = cb::db::Reader::open(db_);
+  ASSERT_TRUE(r.ok());
+  auto s = (*r)->sessions();
+  ASSERT_TRUE(s.ok());
+  ASSERT_EQ(s->size(), 1u);
+  EXPECT_EQ(s->front().state, cb::db::SessionState::Aborted);
+  EXPECT_EQ(s->front().denials, 1u) << "the trail holds the session up to its last committed event";
+  expect_intact();
+}
+
+// Runs cottonbox on a pseudo-terminal (its controlling terminal), answering
+// prompts with `answers` as they appear.  Returns what the terminal showed.
+std::string run_on_pty(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
+                       const std::string& cwd, const std::string& answers, int* status) {
+  int master;
+  pid_t pid = forkpty(&master, nullptr, nullptr, nullptr);
+  if (pid == 0) {
+    for (auto& [k, v] : env) setenv(k.c_str(), v.c_str(), 1);
+    if (chdir(cwd.c_str())) _exit(1);
+    std::vector<char*> a;
+    for (auto& s : argv) a.push_back(const_cast<char*>(s.c_str()));
+    a.push_back(nullptr);
+    execv(a[0], a.data());
+    _exit(127);
+  }
+  std::string seen;
+  size_t answered = 0, prompts_seen = 0;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  for (;;) {
+    pollfd p{master, POLLIN, 0};
+    if (poll(&p, 1, 100) > 0) {
+      char buf[4096];
+      ssize_t n = read(master, buf, sizeof buf);
+      if (n <= 0) break;
+      seen.append(buf, static_cast<size_t>(n));
+    }
+    size_t prompts = 0;
+    for (size_t i = seen.find("[y] allow once"); i != std::string::npos; i = seen.find("[y] allow once", i + 1)) ++prompts;
+    if (prompts > prompts_seen && answered < answers.size()) {
+      prompts_seen = prompts;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      (void)!write(master, &answers[answered++], 1);
+    }
+    if (std::chrono::steady_clock::now() > deadline) {
+      kill(pid, SIGKILL);
+      break;
+    }
+  }
+  int st = 0;
+  waitpid(pid, &st, 0);
+  close(master);
+  *status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+  return seen;
+}
+
+class Asks : public Session {
+ protected:
+  void SetUp() override {
+    Session::SetUp();
+    write_file(policy_,
+               "version: 1\ndefault: allow\nrules:\n"
+               "  - id: careful\n    action: file.delete\n    path: [\"" + t_ + "/asked*\"]\n    decision: ask\n"
+               "    message: think twice\n");
+    write_file(t_ + "/asked1", "1");
+    write_file(t_ + "/asked2", "2");
+  }
+  std::vector<std::string> argv(const std::string& shell, const char* timeout = "20") {
+    return {kCottonbox, "run", "--policy", policy_, "--db", db_, "--ask", "tty", "--ask-timeout", timeout,
+            "-q", "--", "/bin/sh", "-c", shell};
+  }
+};
+
+TEST_F(Asks, TheTerminalPromptShowsTheContextAndItsAnswersHold) {
+  int status;
+  std::string screen = run_on_pty(argv("rm -f $T/asked1; rm -f $T/asked2"), env(), dir_, "ny", &status);
+  EXPECT_EQ(status, 0) << screen;
+  EXPECT_EQ(access((t_ + "/asked1").c_str(), F_OK), 0) << "answered n: kept";
+  EXPECT_NE(access((t_ + "/asked2").c_str(), F_OK), 0) << "answered y: deleted";
+  EXPECT_NE(screen.find("delete 1 file"), std::string::npos) << screen;
+  EXPECT_NE(screen.find(t_ + "/asked1"), std::string::npos) << screen;
+  EXPECT_NE(screen.find("careful: think twice"), std::string::npos) << screen;
+  EXPECT_NE(screen.find("rm -f " + t_ + "/asked1"), std::string::npos) << "the process chain with argv: " << screen;
+  int approvals = 0;
+  for (auto& e : events())
+    if (e.approval && e.approval->answered_by == "tty") ++approvals;
+  EXPECT_EQ(approvals, 2);
+}
+
+TEST_F(Asks, NoAnswerBeforeTheTimeoutMeansDeny) {
+  int status;
+  std::string screen = run_on_pty(argv("rm -f $T/asked1; echo rc=$?", "1"), env(), dir_, "", &status);
+  EXPECT_EQ(access((t_ + "/asked1").c_str(), F_OK), 0) << screen;
+  bool timed_out = false;
+  for (auto& e : events())
+    if (e.approval && e.approval->answer == "timeout" && !e.row.allowed) timed_out = true;
+  EXPECT_TRUE(timed_out) << screen;
+}
+
+TEST_F(Asks, APendingAskDoesNotBlockUnrelatedSyscalls) {
+  int status;
+  // While the first rm waits for an answer, another process deletes 50
+  // files (each one judged by the supervisor) and says so; only then do we
+  // answer.
+  std::string screen = run_on_pty(
+      argv("rm -f $T/asked1 & i=0; while [ $i -lt 50 ]; do : > $T/x$i; rm $T/x$i; i=$((i+1)); done; "
+           "echo unrelated-done; wait", "3"),
+      env(), dir_, "", &status);
+  size_t done = screen.find("unrelated-done");
+  size_t answer = screen.find("no answer: denied");
+  EXPECT_NE(done, std::string::npos) << screen;
+  EXPECT_TRUE(answer == std::string::npos || done < answer) << "unrelated work finished while the ask was open";
 }
 
 }  // namespace
