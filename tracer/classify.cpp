@@ -157,6 +157,7 @@ Classified classify_open(const Call& call, PathContext& ctx, const ClassifyEnv& 
       c.facets.push_back(std::move(w));
     }
     c.op.fifo = S_ISFIFO(r->st.st_mode) && !(flags & O_NONBLOCK) && acc == O_WRONLY;
+    c.op.blocking = c.op.fifo;
   }
   c.op.dir = std::move(r->parent);
   c.op.obj = std::move(r->object);
@@ -677,6 +678,30 @@ Classified classify(const Call& call, PathContext& ctx, const ClassifyEnv& env) 
       }
       return c;
     }
+    case __NR_ftruncate:
+    case __NR_fallocate: {
+      // On the very open file: another thread may swap the fd number.
+      auto f = target_fd_object(call, as_fd(a[0]), true, env);
+      if (!f) return fail(f.error().err);
+      struct stat st {};
+      fstat(f->get(), &st);
+      Classified c;
+      Facet fa = facet(Action::FileTruncate, fd_path(f->get()));
+      add_inode_aliases(fa, st, env);
+      c.facets.push_back(std::move(fa));
+      c.op.obj = std::move(*f);
+      if (call.nr == __NR_ftruncate) {
+        c.op.kind = OpKind::FdTruncate;
+        c.op.len = static_cast<int64_t>(a[1]);
+      } else {
+        c.flags = a[1];
+        c.op.kind = OpKind::FdFallocate;
+        c.op.flags = a[1];
+        c.op.value = static_cast<int64_t>(a[2]);
+        c.op.len = static_cast<int64_t>(a[3]);
+      }
+      return c;
+    }
     case __NR_setxattrat:
     case __NR_removexattrat:
       // Rare and new (6.13): refused with ENOSYS so callers use the classic calls.
@@ -792,10 +817,45 @@ Classified classify(const Call& call, PathContext& ctx, const ClassifyEnv& env) 
         socklen_t sl = sizeof type;
         getsockopt(f->get(), SOL_SOCKET, SO_TYPE, &type, &sl);
       }
+      auto sock = target_fd_object(call, as_fd(a[0]), true, env);
+      if (!sock) return fail(sock.error().err == EBADF ? EBADF : ENOTSOCK);
       Classified c;
-      c.facets.push_back(facet(call.nr == __NR_connect ? Action::NetConnect : Action::NetBind,
-                               sockaddr_text(addr, type)));
-      c.op.kind = OpKind::Continue;
+      bool connecting = call.nr == __NR_connect;
+      c.facets.push_back(facet(connecting ? Action::NetConnect : Action::NetBind, sockaddr_text(addr, type)));
+      // Carried out on the very socket, with the address as it was checked.
+      c.op.kind = connecting ? OpKind::Connect : OpKind::Bind;
+      sa_family_t fam = 0;
+      if (addr.size() >= sizeof fam) memcpy(&fam, addr.data(), sizeof fam);
+      size_t off = offsetof(sockaddr_un, sun_path);
+      if (fam == AF_UNIX && addr.size() > off && addr[off] != 0) {
+        // A path names the socket in the target's mount namespace: resolve it
+        // there and reach it through the resolved object.
+        std::string sp(reinterpret_cast<const char*>(addr.data() + off), strnlen(reinterpret_cast<const char*>(addr.data() + off), addr.size() - off));
+        auto r = resolve_path(ctx, AT_FDCWD, sp, connecting ? Follow::Final : Follow::NoFinal);
+        if (!r) return fail(r.error().err);
+        std::string via;
+        if (connecting) {
+          if (!r->exists) return fail(ENOENT);
+          UniqueFd o = std::move(r->object);
+          if (!o) o.reset(openat(r->parent.get(), r->name.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
+          if (!o) return fail(errno);
+          via = "/proc/self/fd/" + std::to_string(o.get());
+          c.op.dir2 = std::move(o);
+        } else {
+          if (r->exists) return fail(EADDRINUSE);
+          via = "/proc/self/fd/" + std::to_string(r->parent.get()) + "/" + r->name;
+          c.op.dir2 = std::move(r->parent);
+        }
+        if (via.size() >= sizeof(sockaddr_un::sun_path)) return fail(ENAMETOOLONG);
+        sockaddr_un un{};
+        un.sun_family = AF_UNIX;
+        memcpy(un.sun_path, via.data(), via.size());
+        addr.assign(reinterpret_cast<uint8_t*>(&un), reinterpret_cast<uint8_t*>(&un) + off + via.size() + 1);
+      }
+      c.op.blob = std::move(addr);
+      int fl = fcntl(sock->get(), F_GETFL);
+      c.op.blocking = connecting && type == SOCK_STREAM && fl >= 0 && !(fl & O_NONBLOCK);
+      c.op.obj = std::move(*sock);
       return c;
     }
     // ---- guards

@@ -3,14 +3,15 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <csignal>
 #include <cstdarg>
 #include <cstdio>
 #include <exception>
-#include <system_error>
-#include <thread>
 
 #include "tracer/fd.h"
 #include "tracer/features.h"
@@ -183,21 +184,54 @@ struct EbpfTracer::Impl {
   const RecordFn* fn = nullptr;
   std::exception_ptr exc;
 
+  std::vector<int> perf_fds;  // owned by the links; listed for the hand-off below
+
   ~Impl() {
     ring.reset();
-    // Detaching from a tracepoint waits for an RCU grace period, one per
-    // tracepoint: one after another, the ~90 of them take seconds.  Detached
-    // all at once, they share grace periods.
-    std::vector<std::thread> threads;
-    threads.reserve(links.size());
-    for (auto& l : links) {
-      try {
-        threads.emplace_back([p = l.release()] { bpf_link__destroy(p); });
-      } catch (const std::system_error&) {
-        l.reset();  // no thread to spare: detach here
-      }
+    if (skel) {
+      // Nothing of the session is followed any more, whatever runs on.
+      clear_map(skel->maps.tracked, sizeof(uint32_t));
+      clear_map(skel->maps.seeds, sizeof(int32_t));
     }
-    for (auto& t : threads) t.join();
+    // Detaching from a syscall tracepoint costs the kernel an RCU grace
+    // period under a global mutex: one after another, ~90 of them take
+    // seconds, and a process exiting with them attached waits as long.  A
+    // reaper process inherits the fds and pays for it in the background; our
+    // own copies then close at once.
+    std::vector<int> fds = perf_fds;
+    for (const auto& l : links) fds.push_back(bpf_link__fd(l.get()));
+    hand_off(std::move(fds));
+    links.clear();
+  }
+
+  static void clear_map(bpf_map* map, size_t key_size) {
+    std::vector<uint8_t> key(key_size), next(key_size);
+    while (bpf_map__get_next_key(map, nullptr, next.data(), key_size) == 0)
+      if (bpf_map__delete_elem(map, next.data(), key_size, 0) != 0) break;
+  }
+
+  // Leaves `fds` open in a detached grandchild that closes them and exits.
+  static void hand_off(std::vector<int> fds) {
+    std::sort(fds.begin(), fds.end());
+    pid_t child = fork();
+    if (child < 0) return;  // then our own closes take the time
+    if (child == 0) {
+      // Only system calls from here: the parent may have threads.
+      if (syscall(SYS_clone, SIGCHLD, nullptr, nullptr, nullptr, 0) != 0) _exit(0);
+      unsigned lo = 0;
+      for (int fd : fds) {
+        if (fd < 0) continue;
+        if (static_cast<unsigned>(fd) > lo) syscall(SYS_close_range, lo, static_cast<unsigned>(fd) - 1, 0);
+        lo = static_cast<unsigned>(fd) + 1;
+      }
+      syscall(SYS_close_range, lo, ~0U, 0);
+      if (chdir("/") != 0) {
+      }
+      for (int fd : fds) close(fd);
+      _exit(0);
+    }
+    while (waitpid(child, nullptr, 0) < 0 && errno == EINTR) {
+    }
   }
 
   static int on_sample(void* ctx, void* data, size_t size) {
@@ -235,7 +269,7 @@ struct EbpfTracer::Impl {
     LogCapture log;
     LinkPtr link(bpf_program__attach_perf_event(prog, pfd.get()));
     if (!link) return load_error(("cannot attach to " + event).c_str(), errno, log);
-    pfd.release();  // the link owns it now
+    perf_fds.push_back(pfd.release());  // the link owns it now
     links.push_back(std::move(link));
     std::string name = event;
     name[name.find('/')] = ':';

@@ -7,7 +7,9 @@
 // syscalls: glibc would broadcast setgroups to every thread).
 #include <fcntl.h>
 #include <linux/fs.h>
+#include <poll.h>
 #include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/xattr.h>
@@ -129,6 +131,20 @@ Outcome execute(Operation& op, const Call& call, const Creds& creds, Listener& l
     case OpKind::RemoveXattr:
       out.ret = result(removexattr(self_fd(op.obj.get()).c_str(), op.str.c_str()));
       break;
+    case OpKind::FdTruncate:
+      out.ret = result(ftruncate(op.obj.get(), op.len));
+      break;
+    case OpKind::FdFallocate:
+      out.ret = result(fallocate(op.obj.get(), static_cast<int>(op.flags), op.value, op.len));
+      break;
+    case OpKind::Connect:
+      out.ret = result(connect(op.obj.get(), reinterpret_cast<const sockaddr*>(op.blob.data()),
+                               static_cast<socklen_t>(op.blob.size())));
+      break;
+    case OpKind::Bind:
+      out.ret = result(bind(op.obj.get(), reinterpret_cast<const sockaddr*>(op.blob.data()),
+                            static_cast<socklen_t>(op.blob.size())));
+      break;
     case OpKind::IoctlFlags:
       out.ret = result(ioctl(op.obj.get(), static_cast<unsigned long>(op.flags), op.blob.data()));
       break;
@@ -136,6 +152,61 @@ Outcome execute(Operation& op, const Call& call, const Creds& creds, Listener& l
   if (out.ret < 0) out.responded = l.respond_error(call.id, static_cast<int>(-out.ret));
   else out.responded = l.respond_value(call.id, out.ret);
   return out;
+}
+
+Outcome execute_blocking(Operation& op, const Call& call, const Creds& creds, Listener& l,
+                         const std::function<bool()>& still_wanted) {
+  Outcome out;
+  CredScope cs(creds);
+  if (op.kind == OpKind::Open) {
+    // O_WRONLY on a FIFO blocks until a reader opens it; O_NONBLOCK instead
+    // fails with ENXIO, so retry until a reader comes.
+    int flags = static_cast<int>(op.flags) | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW;
+    int fd = -1;
+    for (;;) {
+      fd = op.obj ? open(self_fd(op.obj.get()).c_str(), flags & ~(O_CREAT | O_EXCL | O_NOFOLLOW))
+                  : openat(op.dir.get(), op.name.c_str(), flags, static_cast<mode_t>(op.mode));
+      if (fd >= 0 || errno != ENXIO || !still_wanted()) break;
+      usleep(10000);
+    }
+    if (fd < 0) {
+      out.ret = -errno;
+      out.responded = l.respond_error(call.id, errno);
+      return out;
+    }
+    if (!(op.flags & O_NONBLOCK)) fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+    out.ret = l.respond_addfd(call.id, fd, op.cloexec);
+    out.responded = true;
+    close(fd);
+    return out;
+  }
+  if (op.kind == OpKind::Connect) {
+    // Non-blocking for the length of the attempt (the target's thread is
+    // parked in connect() and cannot use the socket meanwhile).
+    int fl = fcntl(op.obj.get(), F_GETFL);
+    fcntl(op.obj.get(), F_SETFL, fl | O_NONBLOCK);
+    long rc = connect(op.obj.get(), reinterpret_cast<const sockaddr*>(op.blob.data()),
+                      static_cast<socklen_t>(op.blob.size()));
+    int err = rc < 0 ? errno : 0;
+    while (err == EINPROGRESS || err == EALREADY) {
+      pollfd p{op.obj.get(), POLLOUT, 0};
+      int n = poll(&p, 1, 20);
+      if (n > 0) {
+        socklen_t sl = sizeof err;
+        getsockopt(op.obj.get(), SOL_SOCKET, SO_ERROR, &err, &sl);
+        break;
+      }
+      if (!still_wanted()) {
+        err = EINTR;
+        break;
+      }
+    }
+    fcntl(op.obj.get(), F_SETFL, fl);
+    out.ret = err ? -err : 0;
+    out.responded = err ? l.respond_error(call.id, err) : l.respond_value(call.id, 0);
+    return out;
+  }
+  return execute(op, call, creds, l);
 }
 
 }  // namespace cb

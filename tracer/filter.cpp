@@ -1,6 +1,7 @@
 #include "tracer/filter.h"
 
 #include <fcntl.h>
+#include <linux/falloc.h>
 #include <linux/fs.h>
 #include <linux/seccomp.h>
 #include <sched.h>
@@ -100,7 +101,14 @@ Result<FilterProgram> build_filter(const FilterSpec& s) {
   // Device nodes are always judged: a new node for a disk that holds
   // protected files is another way to write them.
   for (int nr : {__NR_mknod, __NR_mknodat}) b.notify(nr);
-  if (s.truncates) b.notify(__NR_truncate);
+  if (s.truncates) {
+    b.notify(__NR_truncate);
+    b.notify(__NR_ftruncate);
+    // Punching, collapsing, zeroing or inserting ranges rewrites content;
+    // plain allocation only grows the file.
+    b.notify_any_bit(__NR_fallocate, 1,
+                     FALLOC_FL_PUNCH_HOLE | FALLOC_FL_COLLAPSE_RANGE | FALLOC_FL_ZERO_RANGE | FALLOC_FL_INSERT_RANGE);
+  }
   if (s.attrs) {
     for (int nr : {__NR_chmod, __NR_fchmod, __NR_fchmodat, __NR_fchmodat2, __NR_chown, __NR_fchown,
                    __NR_lchown, __NR_fchownat, __NR_utime, __NR_utimes, __NR_futimesat,

@@ -20,7 +20,6 @@ Listener::Listener(UniqueFd fd) : fd_(std::move(fd)) {
     resp_size_ = std::max<size_t>(sizes.seccomp_notif_resp, sizeof(seccomp_notif_resp));
   }
   req_buf_.resize(req_size_);
-  resp_buf_.resize(resp_size_);
 }
 
 bool Listener::set_sync_wakeup() {
@@ -42,25 +41,34 @@ bool Listener::send(seccomp_notif_resp* r) {
   return ioctl(fd_.get(), SECCOMP_IOCTL_NOTIF_SEND, r) == 0;
 }
 
+namespace {
+// The kernel may know a larger response than our headers: size it at run time.
+struct RespBuf {
+  explicit RespBuf(size_t n) : bytes(std::max(n, sizeof(seccomp_notif_resp)), 0) {}
+  seccomp_notif_resp* get() { return reinterpret_cast<seccomp_notif_resp*>(bytes.data()); }
+  std::vector<uint8_t> bytes;
+};
+}  // namespace
+
 bool Listener::respond_error(uint64_t id, int err) {
-  auto* r = reinterpret_cast<seccomp_notif_resp*>(resp_buf_.data());
-  memset(r, 0, resp_size_);
+  RespBuf b(resp_size_);
+  auto* r = b.get();
   r->id = id;
   r->error = -err;
   return send(r);
 }
 
 bool Listener::respond_value(uint64_t id, int64_t val) {
-  auto* r = reinterpret_cast<seccomp_notif_resp*>(resp_buf_.data());
-  memset(r, 0, resp_size_);
+  RespBuf b(resp_size_);
+  auto* r = b.get();
   r->id = id;
   r->val = val;
   return send(r);
 }
 
 bool Listener::respond_continue(uint64_t id) {
-  auto* r = reinterpret_cast<seccomp_notif_resp*>(resp_buf_.data());
-  memset(r, 0, resp_size_);
+  RespBuf b(resp_size_);
+  auto* r = b.get();
   r->id = id;
   // Only for decisions made on scalar arguments and for exec: the kernel
   // reads pointer arguments again after this, so a path checked here could

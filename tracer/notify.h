@@ -29,7 +29,8 @@ class Listener {
   bool receive(seccomp_notif* req);
   bool id_valid(uint64_t id) const;
 
-  // Answers.  All return false when the target is gone.
+  // Answers.  All return false when the target is gone.  Thread-safe: a
+  // worker may answer while the main loop receives.
   bool respond_error(uint64_t id, int err);  // err > 0: fail with -err
   bool respond_value(uint64_t id, int64_t val);
   bool respond_continue(uint64_t id);
@@ -46,7 +47,6 @@ class Listener {
   size_t req_size_ = sizeof(seccomp_notif);
   size_t resp_size_ = sizeof(seccomp_notif_resp);
   std::vector<uint8_t> req_buf_;
-  std::vector<uint8_t> resp_buf_;
 };
 
 // Reads the target's memory with process_vm_readv, one page at a time where a

@@ -6,6 +6,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -50,6 +51,10 @@ enum class OpKind : uint8_t {
   SetXattr,    // on obj: name in str, value in blob, flags
   RemoveXattr, // on obj: name in str
   IoctlFlags,  // ioctl(fd copy, cmd, blob)
+  FdTruncate,  // ftruncate(fd copy, len)
+  FdFallocate, // fallocate(fd copy, flags, value, len)
+  Connect,     // connect(socket copy, blob): the address as checked
+  Bind,        // bind(socket copy, blob)
   Reply,       // answer `value` (decided in the supervisor, nothing to carry out)
 };
 
@@ -67,6 +72,7 @@ struct Operation {
   uint32_t uid = 0, gid = 0;
   bool cloexec = false;
   bool fifo = false;      // a FIFO open that may block: carried out by a worker
+  bool blocking = false;  // may block (a blocking connect, a FIFO open): carried out by a worker
   bool needs_umask = false;
 };
 
@@ -107,6 +113,12 @@ struct Outcome {
 // Carries out an allowed operation on the resolved objects, with the
 // calling thread's credentials, and answers the kernel.
 Outcome execute(Operation& op, const Call& call, const Creds& creds, Listener& listener);
+
+// Same, for an operation that may block (a FIFO with no reader yet, a
+// blocking connect): done without blocking, polling until it completes, the
+// target goes away (`still_wanted` turns false) or the session ends.
+Outcome execute_blocking(Operation& op, const Call& call, const Creds& creds, Listener& listener,
+                         const std::function<bool()>& still_wanted);
 
 // Answers a call without carrying it out.
 void respond_denied(Listener& listener, const Call& call, int err);

@@ -16,6 +16,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <thread>
 #include <cstring>
 #include <deque>
 #include <map>
@@ -38,7 +40,7 @@ int64_t now_ns() {
 }
 
 // epoll tags: the low bits say what kind of fd woke us.
-enum Tag : uint64_t { kListener = 1, kSignal, kCtl, kInit, kAnswers, kTimer, kProcBase = 1ull << 32 };
+enum Tag : uint64_t { kListener = 1, kSignal, kCtl, kInit, kAnswers, kTimer, kDone, kProcBase = 1ull << 32 };
 
 int severity(Decision d) {
   switch (d) {
@@ -180,6 +182,7 @@ struct Supervisor::Impl {
     watch(launched.init_pidfd.get(), kInit);
     watch(answers_fd.get(), kAnswers);
     watch(timer_fd.get(), kTimer);
+    watch(done_fd.get(), kDone);
 
     procs.watch = [this](int fd, pid_t tgid) { watch(fd, kProcBase | static_cast<uint32_t>(tgid)); };
     procs.unwatch = [this](int fd) { epoll_ctl(ep.get(), EPOLL_CTL_DEL, fd, nullptr); };
@@ -372,10 +375,49 @@ struct Supervisor::Impl {
                    ": its operations do not pass through the supervisor");
     if (c.exec && pe) procs.mark_exec(pe->info->pid);
     redirect_to_host_view(c.op);
+    if (c.op.blocking) {
+      run_in_worker(call, std::move(c.op), creds, std::move(row));
+      return;
+    }
     Outcome out = execute(c.op, call, creds, listener);
     row.result_errno = out.ret < 0 ? static_cast<int32_t>(-out.ret) : 0;
     if (c.op.kind == OpKind::Continue) row.result_errno = -1;  // the kernel's result, seen by the tracer
     emit(row);
+  }
+
+  // Operations that may block run on their own thread; their rows come back
+  // to this loop (the sinks are fed from one thread).
+  std::atomic<int> workers{0};
+  std::atomic<bool> stopping{false};
+  std::mutex done_mu;
+  std::vector<db::EventRow> done_rows;
+  UniqueFd done_fd{eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)};
+
+  void run_in_worker(const Call& call, Operation op, Creds creds, db::EventRow row) {
+    ++workers;
+    std::thread([this, call, op = std::move(op), creds = std::move(creds), row = std::move(row)]() mutable {
+      Outcome out = execute_blocking(op, call, creds, listener,
+                                     [&] { return !stopping && listener.id_valid(call.id); });
+      row.result_errno = out.ret < 0 ? static_cast<int32_t>(-out.ret) : 0;
+      {
+        std::lock_guard<std::mutex> g(done_mu);
+        done_rows.push_back(std::move(row));
+      }
+      uint64_t one = 1;
+      (void)!write(done_fd.get(), &one, sizeof one);
+      --workers;
+    }).detach();
+  }
+
+  void drain_done() {
+    uint64_t n;
+    (void)!read(done_fd.get(), &n, sizeof n);
+    std::vector<db::EventRow> rows;
+    {
+      std::lock_guard<std::mutex> g(done_mu);
+      rows.swap(done_rows);
+    }
+    for (auto& r : rows) emit(r);
   }
 
   // An allowed operation inside a tree the mount layer made read-only (say,
@@ -626,6 +668,7 @@ struct Supervisor::Impl {
             break;
           }
           case kAnswers: drain_answers(); break;
+          case kDone: drain_done(); break;
           case kTimer: {
             uint64_t x;
             (void)!read(timer_fd.get(), &x, sizeof x);
@@ -636,6 +679,10 @@ struct Supervisor::Impl {
       }
     }
     procs.poll_exits(true);
+    // Workers notice within one poll interval.
+    stopping = true;
+    while (workers > 0) usleep(5000);
+    drain_done();
     // Asks still open belong to processes that are gone.
     for (auto& [id, pk] : parked)
       if (opts.asker) opts.asker->cancel(id);

@@ -619,4 +619,48 @@ TEST_F(Asks, APendingAskDoesNotBlockUnrelatedSyscalls) {
   EXPECT_TRUE(answer == std::string::npos || done < answer) << "unrelated work finished while the ask was open";
 }
 
+// ------------------------------------------------------------ network --
+
+TEST_F(Session, NetworkRulesJudgeTheAddressAndTheConnectIsCarriedOutAsChecked) {
+  write_file(policy_,
+             "version: 1\ndefault: allow\nrules:\n"
+             "  - id: no-telnet\n    action: net.connect\n    path: [\"tcp:*:23\"]\n    decision: deny\n"
+             "  - id: no-secret-socket\n    action: net.connect\n    path: [\"unix:" + t_ + "/secret.sock\"]\n"
+             "    decision: deny\n");
+  const char* py = R"(
+import os, socket, sys, threading
+t = os.environ["T"]
+srv = socket.socket(); srv.bind(("127.0.0.1", 0)); srv.listen(4)
+port = srv.getsockname()[1]
+c = socket.socket(); c.settimeout(5); c.connect(("127.0.0.1", port)); print("tcp-ok")  # blocking connect
+try:
+    socket.create_connection(("127.0.0.1", 23), timeout=2); print("telnet-connected")
+except PermissionError: print("telnet-denied")
+except OSError as e: print("telnet-other", e)
+for name in ("open.sock", "secret.sock"):
+    u = socket.socket(socket.AF_UNIX); u.bind(os.path.join(t, name)); u.listen(1)
+    k = socket.socket(socket.AF_UNIX)
+    try: k.connect(os.path.join(t, name)); print(name, "connected")
+    except PermissionError: print(name, "denied")
+)";
+  write_file(t_ + "/net.py", py);
+  Outcome r = supervised("python3 $T/net.py");
+  EXPECT_NE(r.out.find("tcp-ok"), std::string::npos) << r.out << r.err;
+  EXPECT_NE(r.out.find("telnet-denied"), std::string::npos) << r.out << r.err;
+  EXPECT_NE(r.out.find("open.sock connected"), std::string::npos) << r.out << r.err;
+  EXPECT_NE(r.out.find("secret.sock denied"), std::string::npos) << r.out << r.err;
+  int denied = 0;
+  for (auto& e : events("deny"))
+    if (e.row.ev.action == cb::Action::NetConnect) ++denied;
+  EXPECT_EQ(denied, 2);
+}
+
+TEST_F(Session, AFifoOpenedForWritingWaitsForItsReaderWithoutStallingTheSession) {
+  Outcome r = supervised("mkfifo $T/f; (sleep 0.5; cat $T/f > $T/got) & echo through-the-fifo > $T/f; wait; "
+                         "cat $T/got; rm -f $P/keep.txt 2>/dev/null; echo end");
+  EXPECT_NE(r.out.find("through-the-fifo"), std::string::npos) << r.out << r.err;
+  EXPECT_NE(r.out.find("end"), std::string::npos);
+  expect_intact();
+}
+
 }  // namespace
