@@ -126,7 +126,12 @@ int main(int argc, char** argv) {
     ro.ask = ask == "gui" ? cb::AskMode::Gui : ask == "tty" ? cb::AskMode::Tty : ask == "deny" ? cb::AskMode::Deny
              : ask == "allow" ? cb::AskMode::Allow : cb::AskMode::Auto;
     ro.ask_timeout = std::chrono::milliseconds(static_cast<int64_t>(ask_timeout * 1000));
-    return cb::run_session(ro);
+    try {
+      return cb::run_session(ro);
+    } catch (const std::exception& e) {
+      std::cerr << "cottonbox: " << e.what() << "\n";
+      return kOwnError;
+    }
   }
   if (!command.empty()) {
     std::cerr << "cottonbox: '--' is only meaningful with 'run'\n";

@@ -200,8 +200,10 @@ struct EbpfTracer::Impl {
     // own copies then close at once.
     std::vector<int> fds = perf_fds;
     for (const auto& l : links) fds.push_back(bpf_link__fd(l.get()));
-    hand_off(std::move(fds));
+    UniqueFd go = hand_off(std::move(fds));
     links.clear();
+    // go closes last: the reaper starts once our copies are gone, so that its
+    // closes are the final ones, which pay.
   }
 
   static void clear_map(bpf_map* map, size_t key_size) {
@@ -210,28 +212,36 @@ struct EbpfTracer::Impl {
       if (bpf_map__delete_elem(map, next.data(), key_size, 0) != 0) break;
   }
 
-  // Leaves `fds` open in a detached grandchild that closes them and exits.
-  static void hand_off(std::vector<int> fds) {
+  // Leaves `fds` open in a detached grandchild that closes them, and exits,
+  // once the returned fd is closed.  An empty fd: no reaper, our own closes pay.
+  static UniqueFd hand_off(std::vector<int> fds) {
+    int p[2];
+    if (pipe2(p, O_CLOEXEC) != 0) return {};
+    UniqueFd rd(p[0]), wr(p[1]);
+    fds.push_back(rd.get());
     std::sort(fds.begin(), fds.end());
     pid_t child = fork();
-    if (child < 0) return;  // then our own closes take the time
+    if (child < 0) return {};
     if (child == 0) {
       // Only system calls from here: the parent may have threads.
       if (syscall(SYS_clone, SIGCHLD, nullptr, nullptr, nullptr, 0) != 0) _exit(0);
       unsigned lo = 0;
       for (int fd : fds) {
-        if (fd < 0) continue;
         if (static_cast<unsigned>(fd) > lo) syscall(SYS_close_range, lo, static_cast<unsigned>(fd) - 1, 0);
         lo = static_cast<unsigned>(fd) + 1;
       }
       syscall(SYS_close_range, lo, ~0U, 0);
       if (chdir("/") != 0) {
       }
+      char c;
+      while (read(p[0], &c, 1) < 0 && errno == EINTR) {
+      }
       for (int fd : fds) close(fd);
       _exit(0);
     }
     while (waitpid(child, nullptr, 0) < 0 && errno == EINTR) {
     }
+    return wr;
   }
 
   static int on_sample(void* ctx, void* data, size_t size) {

@@ -71,7 +71,7 @@ constexpr TracedSyscall kTraced[] = {
     {.nr = SYS_tgkill, .name = "tgkill", .nargs = 3, .sig = 2, .target = 0, .target_tid = 1},
     {.nr = SYS_pidfd_send_signal, .name = "pidfd_send_signal", .nargs = 4, .pidfd = 0, .flags = 3, .sig = 1},
     // where a process is, and who it is
-    {.nr = SYS_chdir, .name = "chdir", .nargs = 1, .path1 = 0},
+    {.nr = SYS_chdir, .name = "chdir", .nargs = 1, .path1 = 0, .cwd_result = true},
     {.nr = SYS_fchdir, .name = "fchdir", .nargs = 1, .fd = 0},
     {.nr = SYS_setuid, .name = "setuid", .nargs = 1, .uid = 0},
     {.nr = SYS_setgid, .name = "setgid", .nargs = 1, .gid = 0},
@@ -195,7 +195,7 @@ Result<TraceRecord> decode_syscall(std::span<const uint8_t> bytes, TraceRecord r
       *out = p;
       return;
     }
-    *out = join_path(base, p);
+    *out = s->cwd_result && r.ret == 0 ? join_path(base, "") : join_path(base, p);
   };
 
   if (s->path1 >= 0) {

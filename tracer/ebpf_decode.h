@@ -125,6 +125,9 @@ struct TracedSyscall {
   int8_t flags = -1, mode = -1, uid = -1, gid = -1, offset = -1, length = -1;
   int8_t sig = -1, target = -1, target_tid = -1;
   uint64_t implied_flags = 0;  // creat: O_CREAT|O_WRONLY|O_TRUNC; lchown: AT_SYMLINK_NOFOLLOW
+  // chdir: the base is read at sys_exit, when a successful call has already
+  // moved the cwd to the target: the base alone is then the (resolved) path.
+  bool cwd_result = false;
 };
 
 std::span<const TracedSyscall> traced_syscalls();

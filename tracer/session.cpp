@@ -368,7 +368,18 @@ int run_session(const RunOptions& o) {
   so.self_files = pin.self_files;
   so.landlock_signals = started->landlock_abi_applied >= 6;
   Supervisor sup(std::move(so), std::move(*started), std::move(sinks));
-  SessionOutcome out = sup.run();
+  SessionOutcome out;
+  db::SessionState final_state = db::SessionState::Ended;
+  try {
+    out = sup.run();
+  } catch (const std::exception& e) {
+    // Fail closed: nothing of the session may go on unsupervised, and the
+    // trail says how it ended.
+    std::cerr << "cottonbox: internal error: " << e.what() << "; the session's processes are killed\n";
+    sup.request_kill();
+    final_state = db::SessionState::Aborted;
+    out.exit_status = 125;
+  }
   if (gui)
     gui->session_end(db::SessionEnd{now_ns(), out.exit_status < 0 ? 125 : out.exit_status, out.exit_signal,
                                     db::SessionState::Ended});
@@ -378,7 +389,7 @@ int run_session(const RunOptions& o) {
   end.ended_ns = now_ns();
   end.exit_status = out.exit_status;
   end.exit_signal = out.exit_signal;
-  end.state = db::SessionState::Ended;
+  end.state = final_state;
   auto fin = (*writer)->end_session(sid, end);
   if (!fin && !o.quiet) std::cerr << "cottonbox: the audit trail could not be completed: " << fin.error().message << "\n";
   return out.exit_status < 0 ? 125 : out.exit_status;

@@ -298,6 +298,22 @@ TEST_F(Session, IoUringIsRefusedWithEnosysAndRecorded) {
   EXPECT_TRUE(found);
 }
 
+TEST_F(Session, AllowingIoUringByRuleWorksAndMarksTheSessionDegraded) {
+  write_file(policy_, read_file(policy_) +
+                          "  - id: uring-ok\n    action: sys.io_uring\n    decision: allow\n");
+  Outcome r = supervised("try_op io_uring_setup; echo rc=$?");
+  EXPECT_NE(r.out.find("rc=0"), std::string::npos) << r.out << r.err;
+  auto rd = cb::db::Reader::open(db_);
+  ASSERT_TRUE(rd.ok());
+  auto s = (*rd)->sessions();
+  ASSERT_TRUE(s.ok());
+  ASSERT_EQ(s->size(), 1u);
+  bool degraded = false;
+  for (auto& d : s->front().degraded)
+    if (d.find("io_uring") != std::string::npos) degraded = true;
+  EXPECT_TRUE(degraded) << "the session says io_uring was let through";
+}
+
 TEST_F(Session, MountAndNamespaceEscapesAreDenied) {
   Outcome r = supervised("try_op umount $P; echo umount=$?; try_op unshare Um; echo unshare=$?; try_op chroot $P; echo chroot=$?");
   EXPECT_NE(r.out.find("umount=1"), std::string::npos) << r.out;

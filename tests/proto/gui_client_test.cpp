@@ -379,7 +379,7 @@ TEST(GuiClient, RefusesAServerOfAnotherUser) {
   if (getuid() != 0) GTEST_SKIP() << "needs root to serve the socket as another uid";
   TempDir d;
   std::string path = d.path() + "/gui.sock";
-  chmod(d.path().c_str(), 0755);
+  chmod(d.path().c_str(), 01777);
   pid_t child = fork();
   if (child == 0) {
     if (setresgid(65534, 65534, 65534) != 0 || setresuid(65534, 65534, 65534) != 0) _exit(2);

@@ -243,7 +243,9 @@ TEST(Protocol, MalformedLinesAreErrorsNotCrashes) {
   for (const char* line : bad) {
     auto m = decode(line);
     EXPECT_FALSE(m) << line;
-    if (!m) EXPECT_FALSE(m.error().message.empty()) << line;
+    if (!m) {
+      EXPECT_FALSE(m.error().message.empty()) << line;
+    }
   }
 }
 

@@ -379,6 +379,20 @@ TEST(EbpfDecode, UnlinkatFlagsAndMkdirMode) {
   EXPECT_EQ(ok(sys_record(s)).mode, 0755u);
 }
 
+TEST(EbpfDecode, SuccessfulChdirNamesTheNewCwd) {
+  // The base is read at sys_exit, after the move.
+  Sys s;
+  s.nr = SYS_chdir;
+  s.ret = 0;
+  s.args = {0};
+  s.path1 = "../sub";
+  s.base1 = "/w/sub";
+  EXPECT_EQ(ok(sys_record(s)).path, "/w/sub");
+  s.ret = -ENOENT;  // the cwd did not move
+  s.base1 = "/w/a";
+  EXPECT_EQ(ok(sys_record(s)).path, "/w/a/../sub");
+}
+
 TEST(EbpfDecode, PathTruncationAndFaultFlags) {
   Sys s;
   s.args = {static_cast<uint64_t>(AT_FDCWD), 0, O_RDONLY, 0};

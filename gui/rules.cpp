@@ -1,0 +1,215 @@
+#include "gui/rules.h"
+
+#include <pwd.h>
+#include <unistd.h>
+
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QRegularExpression>
+#include <QSaveFile>
+#include <QStringList>
+
+#include "db/bytes.h"
+#include "gui/text.h"
+#include "policy/glob.h"
+#include "policy/policy.h"
+
+namespace cb::gui {
+namespace {
+
+std::string dirnameOf(std::string_view p) {
+  size_t slash = p.rfind('/');
+  if (slash == std::string_view::npos) return ".";
+  return slash == 0 ? "/" : std::string(p.substr(0, slash));
+}
+
+QString homeDir() {
+  if (const char* h = getenv("HOME"); h && *h) return QString::fromLocal8Bit(h);
+  if (passwd* pw = getpwuid(getuid())) return QString::fromLocal8Bit(pw->pw_dir);
+  return QStringLiteral("/");
+}
+
+QString loadErrors(const LoadResult& r) {
+  QStringList lines;
+  for (const auto& d : r.errors) lines << qs(format_diagnostic(d));
+  return lines.join(QLatin1Char('\n'));
+}
+
+// The indentation of the entries under `rules:` (two spaces if none yet).
+QString entryIndent(const QStringList& lines, int rulesLine) {
+  static const QRegularExpression entry(QStringLiteral("^(\\s*)- "));
+  for (int i = rulesLine + 1; i < lines.size(); ++i) {
+    auto m = entry.match(lines[i]);
+    if (m.hasMatch()) return m.captured(1);
+    if (!lines[i].isEmpty() && !lines[i].front().isSpace() && !lines[i].startsWith(QLatin1Char('#'))) break;
+  }
+  return QStringLiteral("  ");
+}
+
+}  // namespace
+
+QString userRulesPath() {
+  QString config = QString::fromLocal8Bit(qgetenv("XDG_CONFIG_HOME"));
+  if (config.isEmpty()) config = homeDir() + QStringLiteral("/.config");
+  return config + QStringLiteral("/cottonbox/rules.yaml");
+}
+
+std::string exactGlob(std::string_view path) {
+  std::string escaped = Glob::escape(path);
+  std::string out;
+  for (size_t i = 0; i < escaped.size();) {
+    db::Utf8Step st = db::utf8_step(escaped, i);
+    if (!st.valid) {
+      out += '?';  // one byte, not '/': as exact as YAML text allows
+    } else if (escaped[i] == '$') {
+      out += '?';  // never a ${VAR} for the loader
+    } else {
+      out.append(escaped, i, st.len);
+    }
+    i += st.len;
+  }
+  return out;
+}
+
+QString yamlQuote(std::string_view text) {
+  std::string out = "\"";
+  for (size_t i = 0; i < text.size();) {
+    db::Utf8Step st = db::utf8_step(text, i);
+    unsigned char c = static_cast<unsigned char>(text[i]);
+    if (!st.valid) {
+      out += "\\uFFFD";
+    } else if (c == '"' || c == '\\') {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c < 0x20 || c == 0x7f) {
+      char buf[8];
+      snprintf(buf, sizeof buf, "\\x%02x", c);
+      out += buf;
+    } else {
+      out.append(text, i, st.len);
+    }
+    i += st.len;
+  }
+  out += '"';
+  return qs(out);
+}
+
+QString proposeRule(const proto::AskMsg& ask, bool allow, const RuleContext& ctx) {
+  const Event& ev = ask.row.ev;
+  std::string action(action_name(ev.action));
+  QString base = QStringLiteral("gui-%1-%2-%3")
+                     .arg(allow ? QStringLiteral("allow") : QStringLiteral("deny"), qs(action).replace(QLatin1Char('.'), QLatin1Char('-')),
+                          ctx.now.toString(QStringLiteral("yyyyMMdd-HHmmss")));
+  QString id = base;
+  for (int n = 2; ctx.existingText.contains(QStringLiteral("id: ") + id); ++n) id = base + QLatin1Char('-') + QString::number(n);
+
+  // A folded ask covers a directory's worth of requests: the rule does too.
+  std::string path = ask.count > 1 ? exactGlob(dirnameOf(ev.path)) + "/**" : exactGlob(ev.path);
+  QString comm = ev.proc ? qs(ev.proc->comm) : QString();
+  QString cmd = !ask.chain.empty() ? commandLine(ask.chain.front().argv) : QString();
+
+  QStringList l;
+  l << QStringLiteral("  - id: %1").arg(id);
+  l << QStringLiteral("    # \"Always %1\" in cottonbox-gui, %2, session %3%4")
+           .arg(allow ? QStringLiteral("allow") : QStringLiteral("deny"), ctx.now.toString(QStringLiteral("yyyy-MM-dd HH:mm")),
+                ctx.sessionLabel, ask.row.verdict.rule_id.empty() ? QString() : QStringLiteral(", asked by rule ") + qs(ask.row.verdict.rule_id));
+  if (!cmd.isEmpty()) l << QStringLiteral("    #   %1").arg(cmd.left(160));
+  l << QStringLiteral("    action: %1").arg(qs(action));
+  if (!ev.path.empty()) l << QStringLiteral("    path: [%1]").arg(yamlQuote(path));
+  if (!comm.isEmpty() && !ev.proc->comm.empty()) l << QStringLiteral("    process: [%1]").arg(yamlQuote(ev.proc->comm));
+  l << QStringLiteral("    decision: %1").arg(allow ? QStringLiteral("allow") : QStringLiteral("deny"));
+  l << QStringLiteral("    message: %1")
+           .arg(yamlQuote(bytes(QStringLiteral("%1 always from the cottonbox prompt on %2")
+                                    .arg(allow ? QStringLiteral("Allowed") : QStringLiteral("Denied"),
+                                         ctx.now.toString(QStringLiteral("yyyy-MM-dd"))))));
+  return l.join(QLatin1Char('\n')) + QLatin1Char('\n');
+}
+
+QString withRule(const QString& existingText, const QString& ruleYaml) {
+  QString text = existingText;
+  if (text.trimmed().isEmpty()) text = QStringLiteral("version: 1\nrules:\n");
+  if (!text.endsWith(QLatin1Char('\n'))) text += QLatin1Char('\n');
+  QStringList lines = text.split(QLatin1Char('\n'));
+  lines.removeLast();  // after the final '\n'
+  static const QRegularExpression rulesKey(QStringLiteral("^rules:\\s*(#.*)?$"));
+  int rulesLine = -1;
+  for (int i = 0; i < lines.size(); ++i)
+    if (rulesKey.match(lines[i]).hasMatch()) rulesLine = i;
+  if (rulesLine < 0) {
+    lines << QStringLiteral("rules:");
+    rulesLine = static_cast<int>(lines.size()) - 1;
+  }
+  // The list ends at the next top-level key (another section after rules:).
+  int insertAt = static_cast<int>(lines.size());
+  for (int i = rulesLine + 1; i < lines.size(); ++i) {
+    const QString& s = lines[i];
+    if (!s.isEmpty() && !s.front().isSpace() && !s.startsWith(QLatin1Char('#')) && !s.startsWith(QLatin1Char('-'))) {
+      insertAt = i;
+      break;
+    }
+  }
+  // Trailing blank lines and comments stay after the new rule's neighbours.
+  while (insertAt > rulesLine + 1 && lines[insertAt - 1].trimmed().isEmpty()) --insertAt;
+
+  QString indent = entryIndent(lines, rulesLine);
+  QStringList rule = ruleYaml.split(QLatin1Char('\n'));
+  while (!rule.isEmpty() && rule.last().trimmed().isEmpty()) rule.removeLast();
+  // Proposed rules start at two spaces; the user may have typed anything.
+  int minIndent = -1;
+  for (const QString& r : rule) {
+    if (r.trimmed().isEmpty()) continue;
+    int lead = 0;
+    while (lead < r.size() && r[lead] == QLatin1Char(' ')) ++lead;
+    if (minIndent < 0 || lead < minIndent) minIndent = lead;
+  }
+  if (minIndent < 0) minIndent = 0;
+  QStringList out;
+  for (const QString& r : rule) out << (r.trimmed().isEmpty() ? QString() : indent + r.mid(minIndent));
+  for (int i = 0; i < out.size(); ++i) lines.insert(insertAt + i, out[i]);
+  return lines.join(QLatin1Char('\n')) + QLatin1Char('\n');
+}
+
+bool appendRule(const QString& path, const QString& ruleYaml, const std::map<std::string, std::string>& vars,
+                QString* error) {
+  QString existing;
+  bool existed = QFileInfo::exists(path);
+  if (existed) {
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly)) {
+      if (error) *error = QObject::tr("cannot read %1: %2").arg(path, f.errorString());
+      return false;
+    }
+    existing = QString::fromUtf8(f.readAll());
+  }
+  QString text = withRule(existing, ruleYaml);
+
+  LoadOptions lo;
+  lo.vars = vars;
+  LoadResult r = load_policy_text({{bytes(path), bytes(text)}}, lo);
+  if (!r.policy) {
+    // A file that needed --vars (or was already broken) is not ours to
+    // judge: then the rule alone must load, and the file must still parse
+    // no worse than before.
+    LoadResult before = existed ? load_policy_text({{bytes(path), bytes(existing)}}, lo) : LoadResult{};
+    LoadResult alone = load_policy_text({{bytes(path), bytes(withRule(QString(), ruleYaml))}}, lo);
+    if (!existed || before.policy || !alone.policy || before.errors.size() != r.errors.size()) {
+      if (error) *error = loadErrors(alone.policy ? r : alone);
+      return false;
+    }
+  }
+  QDir().mkpath(QFileInfo(path).absolutePath());
+  QSaveFile out(path);
+  if (!out.open(QIODevice::WriteOnly)) {
+    if (error) *error = QObject::tr("cannot write %1: %2").arg(path, out.errorString());
+    return false;
+  }
+  QByteArray data = text.toUtf8();
+  if (out.write(data) != data.size() || !out.commit()) {
+    if (error) *error = QObject::tr("cannot write %1: %2").arg(path, out.errorString());
+    return false;
+  }
+  return true;
+}
+
+}  // namespace cb::gui
