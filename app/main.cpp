@@ -8,6 +8,7 @@
 #include "db/report.h"
 #include "db/store.h"
 #include "tracer/check.h"
+#include "tracer/doctor.h"
 #include "tracer/launch.h"
 #include "tracer/plan.h"
 #include "tracer/session.h"
@@ -106,6 +107,11 @@ int main(int argc, char** argv) {
   tree->add_option("--db", db, "Audit database");
   tree->add_flag("--json", json, "JSON output");
 
+  // ---- doctor
+  bool doctor_json = false;
+  auto* doctor = app.add_subcommand("doctor", "Show what this machine offers cottonbox, and what it does without each");
+  doctor->add_flag("--json", doctor_json, "One JSON object");
+
   try {
     app.parse(cli_argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -143,6 +149,7 @@ int main(int argc, char** argv) {
     if (!ok) return kOwnError;
     return cb::run_check(check_policies, v, db.empty() ? cb::db::default_db_path() : db, check_json, std::cout);
   }
+  if (*doctor) return cb::run_doctor(doctor_json, std::cout);
   std::string db_path = db.empty() ? cb::db::default_db_path() : db;
   auto reader = cb::db::Reader::open(db_path);
   if (!reader) {

@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # An agent-like workload for the benchmark suite (issue 5): untar a source
-# tree, grep it, compile C files, git init/add/commit, many `sed -i`,
-# `find -delete` of part of the tree, `rm -rf` of the rest.
+# tree, grep it (and ls -lR, wc), compile C files, git init/add/commit, a
+# `cp -a` backup of a fifth of the tree, many grep-then-`sed -i` edits and a
+# second commit, `find -delete` of part of the tree, `rm -rf` of the rest.
 #
 #   bench/workload.sh [OPTIONS] DIR
 #
 #   --files N      files in the source tree (default 5000)
 #   --seds N       grep-then-`sed -i` edits (default 500)
 #   --compiles N   C files compiled with gcc, then linked and run (default 20)
-#   --size S       preset: full (5000/500/20), small (1000/100/5), tiny (200/20/2)
+#   --size S       preset: full (5000/500/20), small (1000/100/5), tiny (100/10/1)
 #   --prepare      only create DIR/input (the tarball) and DIR/ref, then exit
 #   --phase-log F  append "phase seconds" lines to F (bash's clock, no exec)
 #   -q             no summary line
@@ -37,7 +38,7 @@ while [ $# -gt 0 ]; do
             case "$2" in
                 full) files=5000 seds=500 compiles=20 ;;
                 small) files=1000 seds=100 compiles=5 ;;
-                tiny) files=200 seds=20 compiles=2 ;;
+                tiny) files=100 seds=10 compiles=1 ;;
                 *) echo "workload: unknown size $2" >&2; exit 2 ;;
             esac
             shift 2 ;;
@@ -179,8 +180,12 @@ phase untar
 todo=$(grep -rn 'TODO' proj | wc -l)
 [ "$todo" -gt 0 ] || fail "grep found no TODO"
 grep -rlE 'fn_[0-9]+7_1[0-9]\b' proj > /dev/null || fail "grep -rlE found nothing"
-grep -rc 'FIXME' proj/src > /dev/null || true
+grep -rc 'FIXME' proj > /dev/null || true
+grep -rlw 'leaks' proj > /dev/null || fail "grep -rlw found nothing"
 grep -rn 'TODO' "$REF" > /dev/null || fail "grep of $REF found nothing"
+grep -rniw 'token' proj > /dev/null || fail "grep -rniw found nothing"
+ls -lR proj > /dev/null
+find proj -name '*.c' -exec wc -l {} + > /dev/null
 phase grep
 
 # 3. compile, link and run
@@ -197,24 +202,39 @@ phase compile
 git init -q -b main .
 git add -A
 git commit -q -m "import"
+[ -z "$(git status --porcelain)" ] || fail "git status is not clean after the import"
 phase git
 
-# 5. edits: look, then sed -i (two execs per edit, as an agent's tool calls)
+# 5. a backup copy of a fifth of the tree before editing it (cp -a)
+ndirs=$(((files + 49) / 50))
+backup=()
+for ((d = 0; d < (ndirs + 4) / 5; d++)); do backup+=("proj/src/mod$d"); done
+mkdir backup
+cp -a "${backup[@]}" backup/
+[ "$(find backup -type f | wc -l)" -gt 0 ] || fail "cp -a copied nothing"
+phase copy
+
+# 6. edits: look, then sed -i (two execs per edit, as an agent's tool calls)
 mapfile -t edits < "$IN/edits.lst"
 [ "${#edits[@]}" -eq "$seds" ] || fail "edit list has ${#edits[@]} entries, expected $seds"
 for f in "${edits[@]}"; do
     grep -q 'old_name' "$f" || fail "$f: nothing to edit"
     sed -i 's/old_name/new_name/g' "$f"
 done
-changed=$(git status --porcelain | wc -l)
+renamed=$(grep -rl 'new_name' proj | wc -l)
+[ "$renamed" -eq "$seds" ] || fail "grep finds $renamed edited files, expected $seds"
+grep -rn 'old_name' proj > /dev/null || [ "$seds" -eq $((files * 6 / 10)) ] || fail "every old_name is gone"
+git diff --stat > /dev/null
+changed=$(git status --porcelain --untracked-files=no | wc -l)
 [ "$changed" -eq "$seds" ] || fail "git sees $changed changed files, expected $seds"
 git commit -q -a -m "rename old_name"
 head=$(git rev-parse HEAD)
 phase edit
 
-# 6. delete part of the tree with find, the rest with rm -rf
+# 7. delete part of the tree with find, the rest with rm -rf
 find proj -name '*.txt' -delete
 find proj -name '*.md' -delete
+find backup -name '*.h' -delete
 left=$(find proj -type f | wc -l)
 [ "$left" -eq $((files + compiles - (files + 1) / 10 - files / 10)) ] || fail "find -delete left $left files"
 phase find-delete

@@ -143,7 +143,8 @@ struct cb_sysdesc {
 struct cb_counters {
 	__u64 lost;		/* records the ring buffer had no room for */
 	__u64 records;		/* records submitted */
-	__u64 enter_dropped;	/* sys_enter arguments not saved (map full): that syscall goes unrecorded */
+	__u64 enter_dropped;	/* sys_enter arguments not saved (no memory): that syscall goes unrecorded */
+	__u64 unwoken_bytes;	/* internal: bytes submitted since the reader was last woken */
 };
 
 #endif /* CB_WIRE_H */

@@ -63,17 +63,21 @@ struct {
 	__type(value, __u8);
 } seeds SEC(".maps");
 
+/* A syscall's arguments, from sys_enter to its sys_exit.  In task storage:
+ * a slot per thread, found without hashing and freed with the thread. */
 struct cb_enter {
 	__u64 args[8];		/* 6 used; 8 keeps a masked index in bounds */
 	__s32 nr;
+	__u32 pending;		/* set at sys_enter, cleared at sys_exit */
 	__u32 addrlen;
+	__u32 pad;
 	__u8 addr[CB_ADDR_MAX];
 };
 
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 16384);
-	__type(key, __u32);
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
 	__type(value, struct cb_enter);
 } enters SEC(".maps");
 
@@ -101,7 +105,6 @@ struct {
 struct cb_scratch {
 	__u8 rec[CB_REC_BUF];
 	__u8 walk[2 * CB_PATH_MAX];
-	struct cb_enter enter;
 };
 
 struct {
@@ -140,13 +143,17 @@ static __always_inline struct cb_counters *get_counters(void)
 
 /* Wakeups are what a ring buffer costs most under load: the reader is woken
  * every few records or once enough bytes wait, and polls with a short timeout
- * for the rest. */
-static __always_inline __u64 wake_flags(struct cb_counters *c)
+ * for the rest.  Bytes are counted per CPU rather than asked of the ring,
+ * whose positions live on the reader's cache lines. */
+static __always_inline __u64 wake_flags(struct cb_counters *c, __u32 size)
 {
-	if (c && !(c->records & wakeup_mask))
+	if (!c)
 		return BPF_RB_FORCE_WAKEUP;
-	if (bpf_ringbuf_query(&rb, BPF_RB_AVAIL_DATA) >= wakeup_bytes)
+	c->unwoken_bytes += size;
+	if (!(c->records & wakeup_mask) || c->unwoken_bytes >= wakeup_bytes) {
+		c->unwoken_bytes = 0;
 		return BPF_RB_FORCE_WAKEUP;
+	}
 	return BPF_RB_NO_WAKEUP;
 }
 
@@ -154,7 +161,7 @@ static __always_inline void emit(void *rec, __u32 size)
 {
 	struct cb_counters *c = get_counters();
 
-	if (bpf_ringbuf_output(&rb, rec, size, wake_flags(c))) {
+	if (bpf_ringbuf_output(&rb, rec, size, wake_flags(c, size))) {
 		if (c)
 			c->lost++;
 		return;
@@ -176,11 +183,11 @@ static __always_inline void *reserve(__u32 size)
 	return r;
 }
 
-static __always_inline void submit(void *r)
+static __always_inline void submit(void *r, __u32 size)
 {
 	struct cb_counters *c = get_counters();
 
-	bpf_ringbuf_submit(r, wake_flags(c));
+	bpf_ringbuf_submit(r, wake_flags(c, size));
 	if (c)
 		c->records++;
 }
@@ -444,6 +451,14 @@ static __always_inline __s64 dirfd_of(struct cb_enter *e, __s8 path, __s8 dirfd)
 	return (int)e->args[dirfd & 7];
 }
 
+/* The dirfd as the record shows it: CB_FD_NONE when the path has none. */
+static __always_inline __s32 dirfd_field(struct cb_enter *e, __s8 path, __s8 dirfd)
+{
+	__s64 at = dirfd_of(e, path, dirfd);
+
+	return at == CB_NO_BASE ? CB_FD_NONE : (__s32)at;
+}
+
 static __always_inline void socket_type(struct cb_rec_syscall *r, __s64 fd)
 {
 	struct task_struct *task = (void *)bpf_get_current_task();
@@ -485,10 +500,7 @@ static __always_inline void pidfd_target(struct cb_rec_syscall *r, __s64 fd)
 
 static __always_inline int save_enter(__s32 nr, const __u64 *args)
 {
-	__u64 id = bpf_get_current_pid_tgid();
-	__u32 tid = (__u32)id, zero = 0;
 	struct cb_sysdesc *d;
-	struct cb_scratch *s;
 	struct cb_enter *e;
 	__u64 len;
 	int i;
@@ -496,10 +508,15 @@ static __always_inline int save_enter(__s32 nr, const __u64 *args)
 	d = bpf_map_lookup_elem(&sysdesc, &nr);
 	if (!d || !d->traced)
 		return 0;
-	s = bpf_map_lookup_elem(&scratch, &zero);
-	if (!s)
+	e = bpf_task_storage_get(&enters, bpf_get_current_task_btf(), NULL,
+				 BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!e) {
+		struct cb_counters *c = get_counters();
+
+		if (c)
+			c->enter_dropped++;
 		return 0;
-	e = &s->enter;
+	}
 	e->nr = nr;
 	for (i = 0; i < CB_NARGS; i++)
 		e->args[i] = args[i];
@@ -522,12 +539,7 @@ static __always_inline int save_enter(__s32 nr, const __u64 *args)
 			e->args[4] = how.resolve;
 		}
 	}
-	if (bpf_map_update_elem(&enters, &tid, e, BPF_ANY)) {
-		struct cb_counters *c = get_counters();
-
-		if (c)
-			c->enter_dropped++;
-	}
+	e->pending = 1;
 	return 0;
 }
 
@@ -559,31 +571,25 @@ SEC("tracepoint")
 int cb_sys_exit(struct cb_sys_exit_ctx *ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid();
-	__u32 tid = (__u32)id, zero = 0;
 	struct cb_rec_syscall *r;
-	__u64 off, res;
-	struct cb_enter *saved, *e;
 	struct cb_sysdesc *d;
 	struct cb_scratch *s;
+	struct cb_enter *e;
+	__u32 zero = 0;
+	__u64 off, res;
 	__s32 nr;
 	int i;
 
-	saved = bpf_map_lookup_elem(&enters, &tid);
-	if (!saved)
+	e = bpf_task_storage_get(&enters, bpf_get_current_task_btf(), NULL, 0);
+	if (!e || !e->pending)
 		return 0;
-	s = bpf_map_lookup_elem(&scratch, &zero);
-	if (!s) {
-		bpf_map_delete_elem(&enters, &tid);
-		return 0;
-	}
-	e = &s->enter;
-	bpf_probe_read_kernel(e, sizeof(*e), saved);
-	bpf_map_delete_elem(&enters, &tid);
+	e->pending = 0;
 	nr = e->nr;
 	if (nr != ctx->nr)
 		return 0;
 	d = bpf_map_lookup_elem(&sysdesc, &nr);
-	if (!d)
+	s = bpf_map_lookup_elem(&scratch, &zero);
+	if (!d || !s)
 		return 0;
 
 	r = (void *)s->rec;
@@ -592,8 +598,8 @@ int cb_sys_exit(struct cb_sys_exit_ctx *ctx)
 	for (i = 0; i < CB_NARGS; i++)
 		r->args[i] = e->args[i];
 	r->nr = nr;
-	r->dirfd1 = dirfd_of(e, d->path1, d->dirfd1);
-	r->dirfd2 = dirfd_of(e, d->path2, d->dirfd2);
+	r->dirfd1 = dirfd_field(e, d->path1, d->dirfd1);
+	r->dirfd2 = dirfd_field(e, d->path2, d->dirfd2);
 	r->fd = CB_FD_NONE;
 	r->target_pid = 0;
 	r->target_gpid = 0;
@@ -675,7 +681,7 @@ int BPF_PROG(cb_fork, struct task_struct *parent, struct task_struct *child)
 	rp = BPF_CORE_READ(child, real_parent);
 	r->gppid = BPF_CORE_READ(rp, tgid);
 	r->ppid = sup_nr(BPF_CORE_READ(rp, group_leader, thread_pid), r->gppid);
-	submit(r);
+	submit(r, sizeof(*r));
 	return 0;
 }
 
@@ -754,12 +760,11 @@ SEC("raw_tp/sched_process_exit")
 int BPF_PROG(cb_exit, struct task_struct *task)
 {
 	__u64 id = bpf_get_current_pid_tgid();
-	__u32 tgid = id >> 32, tid = (__u32)id;
+	__u32 tgid = id >> 32;
 	struct cb_rec_exit *r;
 
 	if (!is_tracked(tgid))
 		return 0;
-	bpf_map_delete_elem(&enters, &tid);
 	/* do_exit() has already counted this thread out of signal->live. */
 	if (BPF_CORE_READ(task, signal, live.counter) != 0)
 		return 0;
@@ -770,7 +775,7 @@ int BPF_PROG(cb_exit, struct task_struct *task)
 	fill_hdr(&r->hdr, CB_REC_EXIT, sizeof(*r), task, id);
 	r->status = BPF_CORE_READ(task, exit_code);
 	r->pad = 0;
-	submit(r);
+	submit(r, sizeof(*r));
 	return 0;
 }
 
@@ -791,6 +796,6 @@ int BPF_PROG(cb_io_uring, struct io_kiocb *req)
 	r->user_data = BPF_CORE_READ(req, cqe.user_data);
 	r->req_flags = BPF_CORE_READ_BITFIELD_PROBED(req, flags);
 	__builtin_memset(r->pad, 0, sizeof(r->pad));
-	submit(r);
+	submit(r, sizeof(*r));
 	return 0;
 }

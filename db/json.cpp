@@ -79,7 +79,6 @@ json event_json(int64_t session, const EventRow& r) {
   }
   j["action"] = action_name(ev.action);
   j["syscall"] = text(ev.syscall);
-  j["syscall_nr"] = ev.syscall_nr;
   put_bytes(j, "path", ev.path);
   put_bytes(j, "target", ev.target);
   if (!ev.aliases.empty()) put_bytes_array(j, "aliases", ev.aliases);

@@ -22,7 +22,7 @@
 namespace cb::db {
 
 // Keys: ts, ts_ns, session, seq, pid, tid, ppid, proc_id, comm, exe, action,
-// syscall, syscall_nr, path, target, aliases (only when any), flags, is_dir,
+// syscall, path, target, aliases (only when any), flags, is_dir,
 // target_pid, decision ("allow"/"deny": what happened), verdict
 // (allow/deny/ask/log: what the policy said), rule (id, or null for the
 // policy's default), builtin, message (null if none), source, layer, errno

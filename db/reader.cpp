@@ -184,6 +184,9 @@ Result<std::unique_ptr<Reader>> Reader::open(const std::string& path) {
   auto db = sql::Database::open(path, SQLITE_OPEN_READONLY);
   if (!db) return db.error();
   sqlite3_busy_timeout(db->get(), detail::kBusyTimeoutMs);
+  // The last connection to close checkpoints and deletes the -wal and -shm
+  // files; a reader must leave the files as it found them.
+  sqlite3_db_config(db->get(), SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, nullptr);
   if (auto r = detail::ensure_schema(*db, path, /*create=*/false); !r) return r.error();
   auto impl = std::make_unique<Impl>(Impl{path, std::move(*db), detail::current_boot_id()});
   return std::unique_ptr<Reader>(new Reader(std::move(impl)));
@@ -314,7 +317,7 @@ Result<std::vector<StoredEvent>> Reader::events(const EventQuery& q) {
 
   std::string sql =
       "SELECT e.id, e.session, e.seq, e.ts_ns, e.pid, e.tid, e.proc_id, e.comm, e.action,"
-      " e.syscall_nr, e.syscall, e.path, e.target, e.aliases, e.flags, e.is_dir, e.target_pid,"
+      " e.syscall, e.path, e.target, e.aliases, e.flags, e.is_dir, e.target_pid,"
       " e.decision, e.verdict, e.rule, e.builtin, e.message, e.source, e.layer, e.errno,"
       " e.enforced, e.count,"
       " p.proc_id IS NOT NULL, p.pid, p.ppid, p.uid, p.comm, p.exe, p.argv, p.cwd,"
@@ -339,7 +342,7 @@ Result<std::vector<StoredEvent>> Reader::events(const EventQuery& q) {
   }
 
   // The process columns are read only for a process not seen yet.
-  constexpr int kApprovalColumn = 35;
+  constexpr int kApprovalColumn = 34;
   std::vector<StoredEvent> out;
   // Events of one process share its ProcessInfo, as they do in the supervisor.
   std::map<std::pair<int64_t, uint64_t>, std::shared_ptr<const ProcessInfo>> procs;
@@ -357,7 +360,6 @@ Result<std::vector<StoredEvent>> Reader::events(const EventQuery& q) {
     uint64_t proc_id = c.u64();  // NULL reads as 0: unknown
     std::string comm = c.bytes();
     ev.action = parse_action(c.bytes()).value_or(Action::FileWrite);
-    ev.syscall_nr = c.i32();
     ev.syscall = c.bytes();
     ev.path = c.bytes();
     ev.target = c.bytes();

@@ -164,9 +164,10 @@ int64_t now_ns() {
 
 std::string session_state_text(const SessionSummary& s) {
   std::string t;
-  if (s.state == SessionState::Ended && s.end) {
-    t = s.end->exit_signal > 0 ? "ended " + signal_name(s.end->exit_signal)
-                               : "ended " + std::to_string(s.end->exit_status);
+  if (s.state == SessionState::Ended && s.end && s.end->exit_signal > 0) {
+    t = "ended " + signal_name(s.end->exit_signal);
+  } else if (s.state == SessionState::Ended && s.end && s.end->exit_status >= 0) {
+    t = "ended " + std::to_string(s.end->exit_status);
   } else {
     t = std::string(session_state_name(s.state));
   }

@@ -40,7 +40,7 @@ namespace {
 constexpr size_t kLargeBatch = 8192;
 // Rows per multi-row INSERT into events.
 constexpr int kRowsPerInsert = 16;
-constexpr int kEventColumns = 26;
+constexpr int kEventColumns = 25;
 // After a failed commit, wait before retrying (doubling, up to the cap)
 // unless someone is waiting for a flush.
 constexpr std::chrono::milliseconds kRetryFirst{100};
@@ -193,6 +193,9 @@ Result<Ok> configure(sql::Database& db) {
 class Checkpointer {
  public:
   explicit Checkpointer(sql::Database db) : db_(std::move(db)) {
+    // A RESTART holds the writer back while it waits for readers to leave
+    // the WAL; a reader that stays (a GUI) must not stall the writer long.
+    sqlite3_busy_timeout(db_.get(), 200);
     thread_ = std::thread([this] {
       pthread_setname_np(pthread_self(), "cb-audit-ckpt");
       run();
@@ -342,7 +345,7 @@ Result<Ok> Writer::Impl::prepare() {
     return Ok{};
   };
   const std::string insert_events =
-      "INSERT INTO events (session, seq, ts_ns, pid, tid, proc_id, comm, action, syscall_nr,"
+      "INSERT INTO events (session, seq, ts_ns, pid, tid, proc_id, comm, action,"
       " syscall, path, target, aliases, flags, is_dir, target_pid, decision, verdict, rule,"
       " builtin, message, source, layer, errno, enforced, count) VALUES ";
   auto values = [](int rows) {
@@ -470,7 +473,6 @@ void Writer::Impl::bind_event(sql::Statement& s, int base, int64_t session, cons
     s.bind_null(++i);
   s.bind_text_or_null(++i, ev.proc ? std::string_view(ev.proc->comm) : std::string_view());
   s.bind_text(++i, action_name(ev.action));
-  s.bind_int(++i, ev.syscall_nr);
   s.bind_text_or_null(++i, ev.syscall);
   s.bind_blob(++i, ev.path);
   s.bind_blob_or_null(++i, ev.target);

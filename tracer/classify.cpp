@@ -902,8 +902,20 @@ Classified classify(const Call& call, PathContext& ctx, const ClassifyEnv& env) 
       c.op.kind = OpKind::Continue;
       return c;
     }
-    case __NR_unshare:
-    case __NR_clone: {
+    case __NR_chdir:
+    case __NR_fchdir: {
+      Classified c = cont();
+      c.fs_changed = true;
+      return c;
+    }
+    case __NR_clone:
+      if ((a[0] & CLONE_FS) && !(a[0] & CLONE_THREAD) && !(a[0] & 0x7e020000 /* CLONE_NEW* */)) {
+        Classified c = cont();
+        c.shares_fs = true;
+        return c;
+      }
+      [[fallthrough]];
+    case __NR_unshare: {
       Classified c;
       c.flags = a[0];
       c.facets.push_back(facet(Action::SysNamespace, ns_names(a[0])));

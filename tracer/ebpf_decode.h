@@ -43,7 +43,9 @@ struct TraceRecord {
   // resolved: path is the new link).
   int32_t syscall_nr = -1;
   std::string syscall;
-  int64_t ret = 0;  // >= 0, or -errno
+  // >= 0, or -errno.  -512..-516 (ERESTARTSYS and kin): a signal interrupted
+  // the call and the kernel restarts it; the restarted call is a new record.
+  int64_t ret = 0;
   std::array<uint64_t, CB_NARGS> args{};
   uint64_t flags = 0;  // open/openat2/creat flags; *at flags; renameat2 flags; fallocate mode
   uint32_t mode = 0;   // open/creat/mkdir/mknod/chmod mode

@@ -146,11 +146,14 @@ void probe_ebpf(Features& f) {
     f.bpf_tracepoint = libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_TRACEPOINT, nullptr) == 1;
     f.bpf_raw_tracepoint = libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_RAW_TRACEPOINT, nullptr) == 1;
     f.bpf_ringbuf = libbpf_probe_bpf_map_type(BPF_MAP_TYPE_RINGBUF, nullptr) == 1;
-    if (f.btf && !f.io_uring_tracepoint) {
-      if (btf* vm = btf__load_vmlinux_btf()) {
-        f.io_uring_tracepoint = btf__find_by_name_kind(vm, "btf_trace_io_uring_submit_req", BTF_KIND_TYPEDEF) >= 0;
-        btf__free(vm);
-      }
+    libbpf_set_print(old);
+  }
+  // Reading BTF needs no privilege: this answers for unprivileged users too.
+  if (f.btf && !f.io_uring_tracepoint) {
+    libbpf_print_fn_t old = libbpf_set_print(nullptr);
+    if (btf* vm = btf__load_vmlinux_btf()) {
+      f.io_uring_tracepoint = btf__find_by_name_kind(vm, "btf_trace_io_uring_submit_req", BTF_KIND_TYPEDEF) >= 0;
+      btf__free(vm);
     }
     libbpf_set_print(old);
   }

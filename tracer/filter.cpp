@@ -156,6 +156,15 @@ Result<FilterProgram> build_filter(const FilterSpec& s) {
     for (auto f : kNsFlags) m |= f;
     return m;
   }());
+  // The supervisor caches each thread's cwd and root: changing them, or a
+  // process sharing its fs with another (clone with CLONE_FS but not
+  // CLONE_THREAD, which no libc does by default), must reach it.
+  b.notify(__NR_chdir);
+  b.notify(__NR_fchdir);
+  {
+    scmp_arg_cmp c = SCMP_CMP(0, SCMP_CMP_MASKED_EQ, CLONE_FS | CLONE_THREAD, CLONE_FS);
+    b.notify_if(__NR_clone, c);
+  }
   // clone3 passes its flags behind a pointer: ENOSYS makes libc fall back to clone.
   b.errno_(__NR_clone3, ENOSYS);
   for (int nr : {__NR_ptrace, __NR_process_vm_writev, __NR_pidfd_getfd}) b.notify(nr);

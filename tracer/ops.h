@@ -90,6 +90,8 @@ struct Classified {
   int deny_errno = EPERM;
   bool exec = false;          // mark the process for refresh after CONTINUE
   bool creds_changed = false; // invalidate the credential cache, CONTINUE
+  bool fs_changed = false;    // chdir/fchdir/chroot: invalidate the root/cwd cache, CONTINUE
+  bool shares_fs = false;     // a process sharing its fs_struct with another: stop caching
   bool io_uring = false;
 };
 

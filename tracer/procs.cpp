@@ -172,6 +172,8 @@ void ProcessTable::mark_exec(pid_t tgid) {
   if (auto it = procs_.find(tgid); it != procs_.end()) {
     it->second.exec_pending = true;
     it->second.creds.clear();
+    it->second.fs.clear();
+    it->second.dirfds.clear();  // close-on-exec may have closed them
     // exec leaves a single thread whose tid is the tgid.
     for (pid_t t : it->second.threads) tgid_of_.erase(t);
     it->second.threads.clear();
@@ -242,6 +244,10 @@ const Creds& ProcessTable::creds(pid_t tid) {
 
 void ProcessTable::invalidate_creds(pid_t tgid) {
   if (auto it = procs_.find(tgid); it != procs_.end()) it->second.creds.clear();
+}
+
+void ProcessTable::invalidate_fs(pid_t tgid) {
+  if (auto it = procs_.find(tgid); it != procs_.end()) it->second.fs.clear();
 }
 
 bool ProcessTable::in_tree(uint64_t proc_id, uint64_t ancestor) const {

@@ -17,6 +17,7 @@
 
 #include "policy/event.h"
 #include "tracer/fd.h"
+#include "tracer/resolve.h"
 
 namespace cb {
 
@@ -37,6 +38,8 @@ struct ProcessEntry {
   int64_t started_ns = 0;
   std::vector<pid_t> threads;                 // other tids seen, for cleanup at exit
   std::unordered_map<pid_t, Creds> creds;     // by tid
+  std::unordered_map<pid_t, FsCache> fs;      // by tid: root and cwd
+  std::unordered_map<int, DirfdName> dirfds;  // by fd number
 };
 
 class ProcessTable {
@@ -68,6 +71,9 @@ class ProcessTable {
   // Credentials of a thread for carrying out its operations (cached).
   const Creds& creds(pid_t tid);
   void invalidate_creds(pid_t tgid);
+  // A thread of `tgid` changed directory or root: every thread sharing its
+  // fs may have too.
+  void invalidate_fs(pid_t tgid);
 
   // True when `proc_id` is `ancestor` or descends from it.
   bool in_tree(uint64_t proc_id, uint64_t ancestor) const;

@@ -188,25 +188,51 @@ Result<Resolved> walk(PathContext& ctx, UniqueFd cur, std::string_view path, Fol
 }  // namespace
 
 Result<int> PathContext::root() {
-  if (!root_) {
+  FsCache& c = fs();
+  if (!c.root) {
     char p[64];
     snprintf(p, sizeof p, "/proc/%d/root", tid_);
     Privileged priv;
-    root_.reset(open(p, O_PATH | O_DIRECTORY | O_CLOEXEC));
-    if (!root_) return Error::from_errno("open /proc/TID/root", errno == ENOENT ? ESRCH : errno);
+    c.root.reset(open(p, O_PATH | O_DIRECTORY | O_CLOEXEC));
+    if (!c.root) return Error::from_errno("open /proc/TID/root", errno == ENOENT ? ESRCH : errno);
+    c.root_gen = ~0ull;
   }
-  return root_.get();
+  return c.root.get();
 }
 
 Result<int> PathContext::cwd() {
-  if (!cwd_) {
+  FsCache& c = fs();
+  if (!c.cwd) {
     char p[64];
     snprintf(p, sizeof p, "/proc/%d/cwd", tid_);
     Privileged priv;
-    cwd_.reset(open(p, O_PATH | O_DIRECTORY | O_CLOEXEC));
-    if (!cwd_) return Error::from_errno("open /proc/TID/cwd", errno == ENOENT ? ESRCH : errno);
+    c.cwd.reset(open(p, O_PATH | O_DIRECTORY | O_CLOEXEC));
+    if (!c.cwd) return Error::from_errno("open /proc/TID/cwd", errno == ENOENT ? ESRCH : errno);
+    c.cwd_gen = ~0ull;
   }
-  return cwd_.get();
+  return c.cwd.get();
+}
+
+Result<std::string> PathContext::root_path() {
+  auto r = root();
+  if (!r) return r.error();
+  FsCache& c = fs();
+  if (c.root_gen != gen_) {
+    c.root_path = fd_path(*r);
+    c.root_gen = gen_;
+  }
+  return c.root_path;
+}
+
+Result<std::string> PathContext::cwd_path() {
+  auto r = cwd();
+  if (!r) return r.error();
+  FsCache& c = fs();
+  if (c.cwd_gen != gen_) {
+    c.cwd_path = fd_path(*r);
+    c.cwd_gen = gen_;
+  }
+  return c.cwd_path;
 }
 
 Result<UniqueFd> PathContext::dirfd(int fd) {
@@ -218,12 +244,44 @@ Result<UniqueFd> PathContext::dirfd(int fd) {
     return d;
   }
   if (fd < 0) return err(EBADF, "bad dirfd");
+  Privileged priv;
+  if (pidfd_ >= 0) {
+    // The target's very open file: cheaper than a lookup through /proc.
+    UniqueFd d(static_cast<int>(syscall(SYS_pidfd_getfd, pidfd_, fd, 0)));
+    if (d) return d;
+    if (errno == EBADF) return err(EBADF, "dirfd");
+  }
   char p[64];
   snprintf(p, sizeof p, "/proc/%d/fd/%d", tid_, fd);
-  Privileged priv;
   UniqueFd d(open(p, O_PATH | O_CLOEXEC));
   if (!d) return err(errno == ENOENT ? EBADF : errno, "dirfd");
   return d;
+}
+
+Result<std::pair<UniqueFd, std::string>> PathContext::dirfd_named(int fd) {
+  if (fd == AT_FDCWD) {
+    auto path = cwd_path();
+    if (!path) return path.error();
+    auto d = dirfd(fd);
+    if (!d) return d.error();
+    return std::make_pair(std::move(*d), *path);
+  }
+  auto d = dirfd(fd);
+  if (!d) return d.error();
+  struct stat st;
+  if (fstat(d->get(), &st)) return Error::from_errno("fstat");
+  if (dirfds_) {
+    DirfdName& n = (*dirfds_)[fd];
+    if (n.gen != gen_ || n.dev != st.st_dev || n.ino != st.st_ino) {
+      n.path = fd_path(d->get());
+      n.dev = st.st_dev;
+      n.ino = st.st_ino;
+      n.gen = gen_;
+    }
+    return std::make_pair(std::move(*d), n.path);
+  }
+  std::string path = fd_path(d->get());
+  return std::make_pair(std::move(*d), path);
 }
 
 std::pair<pid_t, pid_t> PathContext::ns_ids() {
@@ -266,8 +324,83 @@ Result<Resolved> resolve_path(PathContext& ctx, int dirfd, std::string_view path
     path.remove_suffix(1);
     trailing = true;
   }
+  // Fast path: no symlink and no ".." on the way, so the kernel's own
+  // downward walk from the target's base is exactly the target's walk, and
+  // the name is the base's name joined with the path.
+  size_t slash = path.rfind('/');
+  std::string_view last = slash == std::string_view::npos ? path : path.substr(slash + 1);
+  std::string_view dir = slash == std::string_view::npos ? std::string_view()
+                         : slash == 0                    ? std::string_view("/")
+                                                         : path.substr(0, slash);
+  bool absolute = path[0] == '/';
+  if (!last.empty() && last != "." && last != ".." && !has_dotdot(dir)) {
+    UniqueFd base;
+    std::string base_name;
+    if (absolute) {
+      auto r = ctx.root();
+      if (!r) return r.error();
+      auto rp = ctx.root_path();
+      if (!rp) return rp.error();
+      base.reset(fcntl(*r, F_DUPFD_CLOEXEC, 0));
+      base_name = *rp == "/" ? std::string() : *rp;
+    } else {
+      auto d = ctx.dirfd_named(dirfd);
+      if (!d) return d.error();
+      base = std::move(d->first);
+      base_name = d->second;
+    }
+    if (!base) return Error::from_errno("dup");
+    if (!absolute && !base_name.empty() && base_name[0] != '/') {
+      // Not a directory with a name (a deleted cwd, an anonymous fd): the
+      // walk works it out.
+    } else {
+      UniqueFd parent;
+      std::string rel(absolute ? dir.substr(std::min<size_t>(1, dir.size())) : dir);
+      if (rel.empty()) {
+        parent = std::move(base);
+      } else {
+        open_how how{};
+        how.flags = O_PATH | O_DIRECTORY | O_CLOEXEC;
+        how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+        parent.reset(static_cast<int>(syscall(SYS_openat2, base.get(), rel.c_str(), &how, sizeof how)));
+        if (!parent && errno != ELOOP && errno != EXDEV) {
+          // A missing or unsearchable directory fails the same for the
+          // target; anything else takes the walk, which is authoritative.
+          if (errno == ENOENT || errno == ENOTDIR || errno == EACCES) return Error::from_errno(rel);
+        }
+      }
+      if (parent) {
+        Resolved r;
+        r.trailing_slash = trailing;
+        r.name = std::string(last);
+        if (r.name.size() > NAME_MAX) return err(ENAMETOOLONG, "name too long");
+        std::string dirname = join_path(base_name.empty() ? "/" : base_name, rel);
+        if (fstatat(parent.get(), r.name.c_str(), &r.st, AT_SYMLINK_NOFOLLOW) == 0) {
+          r.exists = true;
+          if (S_ISLNK(r.st.st_mode) && (follow == Follow::Final || trailing))
+            return walk(ctx, std::move(parent), r.name, follow, trailing);  // a symlink to follow
+        } else if (errno != ENOENT) {
+          return Error::from_errno(r.name);
+        }
+        r.parent = std::move(parent);
+        r.path = join_path(dirname, r.name);
+        return r;
+      }
+    }
+    UniqueFd fresh;
+    if (absolute) {
+      auto rr = ctx.root();
+      if (!rr) return rr.error();
+      fresh.reset(fcntl(*rr, F_DUPFD_CLOEXEC, 0));
+    } else {
+      auto d = ctx.dirfd(dirfd);
+      if (!d) return d.error();
+      fresh = std::move(*d);
+    }
+    return walk(ctx, std::move(fresh), path, follow, trailing);
+  }
   UniqueFd base;
-  if (path[0] == '/') {
+  if (absolute) {
     auto r = ctx.root();
     if (!r) return r.error();
     base.reset(fcntl(*r, F_DUPFD_CLOEXEC, 0));
@@ -275,44 +408,6 @@ Result<Resolved> resolve_path(PathContext& ctx, int dirfd, std::string_view path
     auto d = ctx.dirfd(dirfd);
     if (!d) return d.error();
     base = std::move(*d);
-  }
-
-  // Fast path: no symlink and no ".." on the way, so the kernel's own
-  // downward walk from the target's base is exactly the target's walk.
-  size_t slash = path.rfind('/');
-  std::string_view last = slash == std::string_view::npos ? path : path.substr(slash + 1);
-  std::string_view dir = slash == std::string_view::npos ? std::string_view(".")
-                         : slash == 0                    ? std::string_view("/")
-                                                         : path.substr(0, slash);
-  if (!last.empty() && last != "." && last != ".." && !has_dotdot(dir)) {
-    open_how how{};
-    how.flags = O_PATH | O_DIRECTORY | O_CLOEXEC;
-    how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
-    std::string dirs(dir[0] == '/' ? dir.substr(1) : dir);
-    if (dirs.empty()) dirs = ".";
-    UniqueFd parent(static_cast<int>(syscall(SYS_openat2, base.get(), dirs.c_str(), &how, sizeof how)));
-    if (parent && !on_procfs(parent.get())) {
-      Resolved r;
-      r.trailing_slash = trailing;
-      r.name = std::string(last);
-      if (r.name.size() > NAME_MAX) return err(ENAMETOOLONG, "name too long");
-      if (fstatat(parent.get(), r.name.c_str(), &r.st, AT_SYMLINK_NOFOLLOW) == 0) {
-        r.exists = true;
-        if (!(S_ISLNK(r.st.st_mode) && (follow == Follow::Final || trailing))) {
-          r.parent = std::move(parent);
-          finish(r);
-          return r;
-        }
-        // The final component is a symlink to follow: finish the slow way.
-        return walk(ctx, std::move(parent), r.name, follow, trailing);
-      }
-      if (errno == ENOENT) {
-        r.parent = std::move(parent);
-        finish(r);
-        return r;
-      }
-      return Error::from_errno(r.name);
-    }
   }
   return walk(ctx, std::move(base), path, follow, trailing);
 }
@@ -326,10 +421,18 @@ std::string fd_path(int fd) {
 }
 
 std::string join_path(const std::string& dir, std::string_view name) {
-  if (name.empty()) return dir;
-  std::string out = dir;
-  if (out.empty() || out.back() != '/') out.push_back('/');
-  out.append(name);
+  std::string out = dir.empty() ? std::string("/") : dir;
+  size_t i = 0;
+  while (i < name.size()) {
+    size_t j = name.find('/', i);
+    if (j == std::string_view::npos) j = name.size();
+    std::string_view comp = name.substr(i, j - i);
+    if (!comp.empty() && comp != ".") {
+      if (out.back() != '/') out.push_back('/');
+      out.append(comp);
+    }
+    i = j + 1;
+  }
   return out;
 }
 

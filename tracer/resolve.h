@@ -21,32 +21,63 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 
 #include "policy/result.h"
 #include "tracer/fd.h"
 
 namespace cb {
 
+// Kept per thread between notifications: its root and cwd, and their names.
+// Valid until the thread changes directory or root (both are notified and
+// clear this) or any directory is renamed (which bumps the generation the
+// names were read in; the fds stay right, the names are read again).
+struct FsCache {
+  UniqueFd root, cwd;
+  std::string root_path, cwd_path;
+  uint64_t root_gen = ~0ull, cwd_gen = ~0ull;
+};
+
+// The name of a directory fd, kept per process and fd number, valid while
+// the fd still refers to the same inode in the same generation.
+struct DirfdName {
+  dev_t dev = 0;
+  ino_t ino = 0;
+  std::string path;
+  uint64_t gen = ~0ull;
+};
+
 // Facts about one target thread that resolution needs.
 class PathContext {
  public:
   PathContext(pid_t tid, pid_t tgid) : tid_(tid), tgid_(tgid) {}
+  // With caches (owned by the process table) and the current generation.
+  PathContext(pid_t tid, pid_t tgid, FsCache* fs, std::unordered_map<int, DirfdName>* dirfds, uint64_t gen,
+              int pidfd)
+      : tid_(tid), tgid_(tgid), fs_(fs), dirfds_(dirfds), gen_(gen), pidfd_(pidfd) {}
 
   pid_t tid() const { return tid_; }
   // The target's root and cwd (O_PATH directory fds), opened on first use.
   Result<int> root();
   Result<int> cwd();
-  // A new O_PATH fd for the target's dirfd (AT_FDCWD: its cwd).
+  // Their names as the supervisor sees them.
+  Result<std::string> root_path();
+  Result<std::string> cwd_path();
+  // A new fd for the target's dirfd (AT_FDCWD: its cwd), and its name.
   Result<UniqueFd> dirfd(int fd);
+  Result<std::pair<UniqueFd, std::string>> dirfd_named(int fd);
   // The target's ids in the innermost pid namespace (for /proc/self).
   std::pair<pid_t, pid_t> ns_ids();
 
-  // Set when a read through /proc could have raced with pid reuse: the
-  // caller re-checks SECCOMP_IOCTL_NOTIF_ID_VALID.
  private:
   pid_t tid_, tgid_;
-  UniqueFd root_, cwd_;
+  FsCache own_;
+  FsCache* fs_ = nullptr;
+  std::unordered_map<int, DirfdName>* dirfds_ = nullptr;
+  uint64_t gen_ = 0;
+  int pidfd_ = -1;
   std::optional<std::pair<pid_t, pid_t>> ns_ids_;
+  FsCache& fs() { return fs_ ? *fs_ : own_; }
 };
 
 enum class Follow : uint8_t { Final, NoFinal };

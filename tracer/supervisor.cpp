@@ -121,6 +121,8 @@ struct Supervisor::Impl {
   std::vector<std::string> degraded;
 
   UniqueFd ep, sigfd, answers_fd, timer_fd;
+  uint64_t name_gen = 0;   // bumped whenever a directory is renamed
+  bool fs_shared = false;  // some process shares its fs_struct: no root/cwd caching
   seccomp_notif* req = nullptr;
   uint64_t seq = 0;
   SessionOutcome outcome;
@@ -309,7 +311,10 @@ struct Supervisor::Impl {
       return;
     }
     ProcessEntry* pe = procs.lookup(call.tid);
-    PathContext ctx(call.tid, pe ? pe->info->pid : call.tid);
+    PathContext ctx = pe && !fs_shared
+                          ? PathContext(call.tid, pe->info->pid, &pe->fs[call.tid], &pe->dirfds, name_gen,
+                                        pe->pidfd.get())
+                          : PathContext(call.tid, pe ? pe->info->pid : call.tid);
     ClassifyEnv env;
     env.devices = &opts.protected_devices;
     env.inodes = opts.inodes.empty() ? nullptr : &opts.inodes;
@@ -329,6 +334,14 @@ struct Supervisor::Impl {
 
     if (c.creds_changed) {
       procs.invalidate_creds(pe ? pe->info->pid : call.tid);
+      listener.respond_continue(call.id);
+      return;
+    }
+    if (c.fs_changed || c.shares_fs) {
+      // Dropped before the kernel changes it, so no later call can use
+      // the old one.
+      procs.invalidate_fs(pe ? pe->info->pid : call.tid);
+      if (c.shares_fs) fs_shared = true;
       listener.respond_continue(call.id);
       return;
     }
@@ -381,6 +394,11 @@ struct Supervisor::Impl {
     }
     Outcome out = execute(c.op, call, creds, listener);
     row.result_errno = out.ret < 0 ? static_cast<int32_t>(-out.ret) : 0;
+    // A directory moved: every cached name below it may be stale.
+    if (c.op.kind == OpKind::Rename && out.ret == 0 &&
+        (c.facets[0].is_dir || (c.facets.size() > 1 && c.facets[1].action == Action::FileRename && c.facets[1].is_dir)))
+      ++name_gen;
+    if (row.ev.action == Action::SysMount && pe) procs.invalidate_fs(pe->info->pid);
     if (c.op.kind == OpKind::Continue) row.result_errno = -1;  // the kernel's result, seen by the tracer
     emit(row);
   }

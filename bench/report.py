@@ -1,0 +1,255 @@
+#!/usr/bin/env python3
+"""Prints the benchmark table from the raw results bench/run.sh collects.
+
+    bench/report.py RESULTS.tsv
+
+RESULTS.tsv has one measurement a line: kind, fs, mode, rep, key, value
+(tab-separated).  Every figure printed is a median over the interleaved
+repetitions; ratios are against native in the same run (and on the same
+filesystem for the workload).
+"""
+import statistics
+import sys
+from collections import defaultdict
+
+MODE_ORDER = ["native", "observe", "seccomp", "ebpf", "strace", "bwrap", "firejail"]
+MODE_LABEL = {
+    "native": "native",
+    "observe": "cottonbox --observe (default policy)",
+    "seccomp": "cottonbox houdini, seccomp",
+    "ebpf": "cottonbox houdini, seccomp+ebpf",
+    "strace": "strace -f",
+    "bwrap": "bwrap --dev-bind / /",
+    "firejail": "firejail",
+}
+PHASES = ["untar", "grep", "compile", "git", "copy", "edit", "find-delete", "rm"]
+OPS = ["getppid", "read-open", "write-open", "unlink"]
+
+
+def med(xs):
+    return statistics.median(xs) if xs else None
+
+
+def pct(xs, q):
+    xs = sorted(xs)
+    if not xs:
+        return None
+    k = (len(xs) - 1) * q
+    lo, hi = int(k), min(int(k) + 1, len(xs) - 1)
+    return xs[lo] + (xs[hi] - xs[lo]) * (k - lo)
+
+
+def fnum(x, fmt="{:.2f}", none="-"):
+    return none if x is None else fmt.format(x)
+
+
+def ordered(modes):
+    return sorted(modes, key=lambda m: MODE_ORDER.index(m) if m in MODE_ORDER else 99)
+
+
+def table(header, rows, right=None):
+    widths = [max(len(str(r[i])) for r in [header] + rows) for i in range(len(header))]
+    right = right if right is not None else set(range(1, len(header)))
+    def line(r):
+        return "  ".join(str(c).rjust(w) if i in right else str(c).ljust(w) for i, (c, w) in enumerate(zip(r, widths)))
+    out = [line(header), "  ".join("-" * w for w in widths)]
+    out += [line(r) for r in rows]
+    return "\n".join(out)
+
+
+def main():
+    if len(sys.argv) != 2:
+        print(__doc__, file=sys.stderr)
+        return 2
+    meta = defaultdict(list)
+    notes, fails = [], []
+    data = defaultdict(list)  # (kind, fs, mode, key) -> [values]
+    tracer = {}
+    with open(sys.argv[1]) as f:
+        for raw in f:
+            parts = raw.rstrip("\n").split("\t")
+            if len(parts) != 6:
+                continue
+            kind, fs, mode, rep, key, value = parts
+            if kind == "meta":
+                if key == "tracer":
+                    tracer[mode] = value
+                else:
+                    meta[key].append(value)
+            elif kind == "note":
+                notes.append(value if fs == "-" else f"{fs} {mode} rep {rep}: {value}")
+            elif kind == "fail":
+                fails.append(f"{key} {fs} {mode} rep {rep}: {value}")
+            else:
+                try:
+                    data[(kind, fs, mode, key)].append(float(value))
+                except ValueError:
+                    pass
+
+    def m1(key):
+        return meta[key][0] if meta.get(key) else "?"
+
+    print()
+    print("== Machine")
+    print(f"CPU:      {m1('cpu')}, {m1('cores')} cores online")
+    print(f"Kernel:   {m1('kernel')}     Memory: {m1('memory')}")
+    print(f"Load avg: {m1('load_start')} at start, {m1('load_end')} at end   ({m1('date')})")
+    print(f"CPU use:  {m1('busy_start')} in the second before the run (others' work); "
+          f"{m1('busy_run')} during the run (all users)")
+    for w in meta.get("workdir", []):
+        print(f"Work dir: {w}")
+    print(f"Binary:   {m1('cottonbox')}")
+    print(f"Modes:    {m1('modes')}; tracer recorded by cottonbox: "
+          + (", ".join(f"{k}={v}" for k, v in tracer.items()) or "-"))
+    print(f"Cleanup:  {m1('cleanup')}")
+    for n in dict.fromkeys(notes):
+        print(f"Note:     {n}")
+    for fl in fails:
+        print(f"FAILED:   {fl}")
+
+    # ---- workload
+    fss = sorted({k[1] for k in data if k[0] == "wl"})
+    wl_modes = ordered({k[2] for k in data if k[0] == "wl"})
+    nrep = max((len(v) for k, v in data.items() if k[0] == "wl" and k[3] == "wall_s"), default=0)
+    targets = []
+    if fss:
+        print()
+        print(f"== Workload (median of {nrep} runs per mode, interleaved; {m1('workload').strip()})")
+        rows = []
+        for fs in fss:
+            base = med(data[("wl", fs, "native", "wall_s")])
+            for m in wl_modes:
+                w = data[("wl", fs, m, "wall_s")]
+                if not w:
+                    continue
+                mw = med(w)
+                ev = med(data[("wl", fs, m, "events")])
+                scpu = med(data[("wl", fs, m, "sup_cpu_s")])
+                hwm = data[("wl", fs, m, "hwm_kb")]
+                per_ev = (scpu * 1e6 / ev) if (scpu is not None and ev) else None
+                rows.append([
+                    fs, MODE_LABEL.get(m, m), fnum(mw), fnum(mw / base if base else None, "{:.2f}x"),
+                    f"{min(w):.2f}..{max(w):.2f}", fnum(med(data[("wl", fs, m, "cpu_s")])),
+                    fnum(ev, "{:.0f}"), fnum(max(data[("wl", fs, m, "lost")], default=None), "{:.0f}"),
+                    fnum(max(hwm) / 1024 if hwm else None, "{:.1f}"), fnum(scpu),
+                    fnum(per_ev, "{:.1f}"),
+                ])
+                if base:
+                    targets.append((fs, m, mw / base))
+        print(table(["fs", "mode", "median s", "ratio", "min..max s", "CPU s", "events", "lost",
+                     "sup RSS MB", "sup CPU s", "sup µs/event"], rows, right=set(range(2, 11))))
+        print("CPU s: user+system time of everything the mode ran (wait4); events/lost: what the session's"
+              " database holds; sup RSS: peak VmHWM of the cottonbox process; sup CPU: its own CPU time.")
+
+        print()
+        print("== Where the time goes: workload phases, median seconds (ratio to native)")
+        rows = []
+        for fs in fss:
+            for m in wl_modes:
+                if not data[("phase", fs, m, PHASES[0])]:
+                    continue
+                row = [fs, MODE_LABEL.get(m, m)]
+                for p in PHASES:
+                    v, b = med(data[("phase", fs, m, p)]), med(data[("phase", fs, "native", p)])
+                    row.append("-" if v is None else (f"{v:.2f}" if m == "native" or not b else f"{v:.2f} ({v / b:.1f}x)"))
+                rows.append(row)
+        print(table(["fs", "mode"] + PHASES, rows, right=set(range(2, 2 + len(PHASES)))))
+
+    # ---- micro
+    mmodes = ordered({k[2] for k in data if k[0] == "micro"})
+    micro_added = {}
+    if mmodes:
+        nm = max((len(data[("micro", "-", m, "getppid")]) for m in mmodes), default=0)
+        print()
+        print(f"== Single syscalls (bench_syscalls in the first work dir): cost per call, median of {nm} runs "
+              "(each the median of its batches); (+ added vs native)")
+        rows = []
+        for m in mmodes:
+            row = [MODE_LABEL.get(m, m)]
+            for op in OPS:
+                v, b = med(data[("micro", "-", m, op)]), med(data[("micro", "-", "native", op)])
+                if v is None:
+                    row.append("-")
+                    continue
+                s = f"{v / 1000:.2f} µs" if v >= 1000 else f"{v:.0f} ns"
+                if m != "native" and b is not None:
+                    d = v - b
+                    s += f" ({'+' if d >= 0 else '-'}{abs(d) / 1000:.2f} µs)" if abs(d) >= 1000 else f" ({d:+.0f} ns)"
+                    micro_added[(m, op)] = d
+                row.append(s)
+            ev = med(data[("micro", "-", m, "events")])
+            scpu = med(data[("micro", "-", m, "sup_cpu_s")])
+            row.append(fnum(ev, "{:.0f}"))
+            row.append(fnum(scpu * 1e6 / ev if scpu is not None and ev else None, "{:.1f}"))
+            rows.append(row)
+        print(table(["mode"] + OPS + ["events", "sup µs/event"], rows))
+        print("read-open and write-open include the close(); write-open is O_WRONLY|O_CREAT on an existing file;"
+              " sup µs/event: the supervisor's CPU time per recorded event.")
+
+    # ---- launch
+    lmodes = ordered({k[2] for k in data if k[0] == "launch"})
+    launch = {}
+    if lmodes:
+        nl = max(len(data[("launch", "-", m, "wall_ms")]) for m in lmodes)
+        base = med(data[("launch", "-", "native", "wall_ms")])
+        print()
+        print(f"== Launch: X -- /bin/true, ms (median of {nl} per mode, interleaved rounds)")
+        rows = []
+        for m in lmodes:
+            v = data[("launch", "-", m, "wall_ms")]
+            launch[m] = med(v)
+            rows.append([MODE_LABEL.get(m, m), fnum(med(v)), fnum(med(v) / base if base else None, "{:.1f}x"),
+                         fnum(pct(v, 0.1)), fnum(pct(v, 0.9)), len(v)])
+        print(table(["mode", "median ms", "ratio", "p10", "p90", "n"], rows))
+
+    # ---- ingest
+    rates = data[("ingest", "-", "store", "events_per_s")]
+    lost = data[("ingest", "-", "store", "lost")]
+    if rates:
+        ne = med(data[("ingest", "-", "store", "events")])
+        print()
+        print(f"== Ingest (bench_store: {ne:.0f} events per run, 2 producer threads, read back)")
+        print(f"events/s committed: median {med(rates):,.0f}  (min {min(rates):,.0f}, max {max(rates):,.0f}, "
+              f"{len(rates)} runs); lost: {max(lost):.0f}")
+
+    # ---- targets
+    print()
+    print("== Targets (issue 5)")
+    def verdict(ok):
+        return "met" if ok else "MISSED"
+    for fs, m, r in targets:
+        if m in ("seccomp", "ebpf"):
+            print(f"workload, enforcing Houdini ({m}) on {fs}: {r:.2f}x  (target <= 1.15x: {verdict(r <= 1.15)})")
+        elif m == "observe":
+            print(f"workload, --observe on {fs}: {r:.2f}x  (target <= 1.05x: {verdict(r <= 1.05)})")
+    if "seccomp" in launch and "bwrap" in launch:
+        print(f"launch, seccomp-only: {launch['seccomp']:.1f} ms vs bwrap {launch['bwrap']:.1f} ms "
+              f"(target: within bwrap's time: {verdict(launch['seccomp'] <= launch['bwrap'])})")
+    if "ebpf" in launch:
+        print(f"launch, with eBPF: {launch['ebpf']:.1f} ms (target <= 25 ms: {verdict(launch['ebpf'] <= 25)})")
+    else:
+        print("launch, with eBPF: not measured (mode skipped)")
+    for m in ("seccomp", "ebpf", "observe"):
+        for op in ("write-open", "unlink"):
+            if (m, op) in micro_added:
+                d = micro_added[(m, op)] / 1000
+                print(f"notified {op} under {m}: +{d:.2f} µs per call (target <= 5 µs: {verdict(d <= 5)})")
+        for op in ("read-open", "getppid"):
+            if (m, op) in micro_added:
+                d = micro_added[(m, op)]
+                nat = data[("micro", "-", "native", op)]
+                spread = f"; native runs spread {min(nat):.0f}..{max(nat):.0f} ns" if len(nat) > 1 else ""
+                print(f"un-notified {op} under {m}: {d:+.0f} ns per call (target: nothing measurable{spread})")
+    if rates:
+        r = med(rates)
+        print(f"ingest: {r:,.0f} events/s, {max(lost):.0f} lost (target >= 300,000/s with zero loss: "
+              f"{verdict(r >= 300000 and max(lost) == 0)})")
+    hw = [v for k, vs in data.items() if k[0] == "wl" and k[3] == "hwm_kb" for v in vs]
+    if hw:
+        print(f"supervisor peak RSS during the workload: {max(hw) / 1024:.1f} MB (target < 30 MB: "
+              f"{verdict(max(hw) < 30 * 1024)})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

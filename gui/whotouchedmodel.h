@@ -1,0 +1,35 @@
+// "Who touched this path?": every event on a path, each with the chain of
+// processes behind it (expand a row to see them, nearest first).
+#pragma once
+
+#include <QAbstractItemModel>
+#include <vector>
+
+#include "gui/auditdb.h"
+
+namespace cb::gui {
+
+class WhoTouchedModel : public QAbstractItemModel {
+  Q_OBJECT
+ public:
+  enum Column { TimeColumn, SessionColumn, ProcessColumn, ActionColumn, DecisionColumn, PathColumn, ColumnCount };
+
+  explicit WhoTouchedModel(QObject* parent = nullptr);
+
+  void setTouches(std::vector<Touch> touches);
+  const std::vector<Touch>& touches() const { return m_touches; }
+  // The touch a row (or one of its chain rows) belongs to; -1 for none.
+  int touchOf(const QModelIndex& index) const;
+
+  QModelIndex index(int row, int column, const QModelIndex& parent = {}) const override;
+  QModelIndex parent(const QModelIndex& child) const override;
+  int rowCount(const QModelIndex& parent = {}) const override;
+  int columnCount(const QModelIndex& parent = {}) const override;
+  QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
+  QVariant headerData(int section, Qt::Orientation o, int role = Qt::DisplayRole) const override;
+
+ private:
+  std::vector<Touch> m_touches;
+};
+
+}  // namespace cb::gui
