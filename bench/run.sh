@@ -13,7 +13,8 @@
 #                      /dev/shm, disk is /var/tmp (or $TMPDIR when it is on disk)
 #   --workdir DIR      work in a fresh cottonbox-bench.XXXXXX under DIR instead
 #                      (one filesystem, whichever DIR is on)
-#   --modes LIST       subset of native,observe,seccomp,ebpf,strace,bwrap,firejail
+#   --modes LIST       subset of native,observe,seccomp,ebpf,floor,floor-all,
+#                      floor-creates,strace,bwrap,firejail (default: all available)
 #   --only LIST        subset of workload,micro,launch,ingest (default all)
 #   --launch-runs N    launches per mode (default 60, as 6 interleaved rounds)
 #   --micro-iters N    iterations per batch of bench_syscalls (default 20000)
@@ -29,9 +30,17 @@
 #   observe    cottonbox run --observe --ask deny (the default policy; nothing blocked)
 #   seccomp    cottonbox run --policy HOUDINI --ask deny --tracer seccomp
 #   ebpf       cottonbox run --policy HOUDINI --ask deny --tracer seccomp,ebpf
+#   floor      bench_notify_floor: the bare seccomp-notify supervisor (path read,
+#              CONTINUE, no policy, no database) notifying what cottonbox does
+#              for a file policy, opens only when writing/creating/truncating
+#   floor-all  the same, notifying every open
+#   floor-creates  the same, notifying only what creates a name (O_CREAT opens,
+#              mkdir, link, symlink) and renames: what cottonbox's plan keeps
+#              notified for the Houdini policy once the eBPF tracer records
 #   strace     strace -f -qq -o /dev/null
 #   bwrap      bwrap --dev-bind / /
 #   firejail   firejail --quiet --noprofile (launch latency only)
+# The launch table also has `cottonbox --help` (the binary's start, no session).
 # HOUDINI is ../shared/houdini/policy.yaml.tmpl with ${PROTECT} = WORK/ref, a
 # directory the workload reads (grep, gcc -I) and never modifies.  Every
 # cottonbox run gets a fresh --db in the work directory.  A mode whose tool
@@ -100,12 +109,13 @@ fi
 : "${cb:=$build/app/cottonbox}"
 : "${bin_dir:=$build/bench}"
 missing=()
-for t in bench_exec bench_syscalls bench_store; do [ -x "$bin_dir/$t" ] || missing+=("$t"); done
+for t in bench_exec bench_syscalls bench_store bench_notify_floor; do [ -x "$bin_dir/$t" ] || missing+=("$t"); done
 [ -x "$cb" ] || missing+=(cottonbox)
 if [ ${#missing[@]} -gt 0 ]; then
     if [ -f "$build/build.ninja" ] || [ -f "$build/Makefile" ]; then
         echo "run.sh: building ${missing[*]} in $build" >&2
-        cmake --build "$build" --target "${missing[@]}" >&2
+        cmake --build "$build" --target "${missing[@]}" >&2 ||
+            { echo "run.sh: build failed; is $build configured with tests on (tests/bench adds bench/)?" >&2; exit 1; }
     else
         echo "run.sh: missing ${missing[*]}; build them first:" >&2
         echo "  cmake -S $repo -B $build -G Ninja -DCOTTONBOX_WITH_GUI=OFF && ninja -C $build bench_all" >&2
@@ -132,15 +142,14 @@ strays() {  # WORKDIR -> pids
         q=$(ppid_of "$q") || break
         keep+="$q "
     done
-    for p in /proc/[0-9]*; do
-        p=${p#/proc/}
+    { grep -alsF -- "$w/" /proc/[0-9]*/cmdline || true
+      find /proc -mindepth 2 -maxdepth 2 -name cwd \( -lname "$w" -o -lname "$w/*" \) 2>/dev/null || true
+    } | cut -d/ -f3 | sort -u | while read -r p; do
         [[ $keep == *" $p "* ]] && continue
         [ "$(ppid_of "$p")" = $$ ] && continue
-        if tr '\0' ' ' < "/proc/$p/cmdline" 2>/dev/null | grep -qF -- "$w/" ||
-           [[ "$(readlink "/proc/$p/cwd" 2>/dev/null)/" == "$w/"* ]]; then
-            echo "$p"
-        fi
+        [ -d "/proc/$p" ] && echo "$p"
     done
+    return 0
 }
 cleanup() {
     local rc=$?
@@ -233,6 +242,10 @@ prefix_for() {  # MODE DB WORKDIR
         observe) PREFIX=("$cb" run --observe --ask deny --db "$2" --) ;;
         seccomp) PREFIX=("$cb" run --policy "$3/houdini.yaml" --ask deny --tracer seccomp --db "$2" --) ;;
         ebpf) PREFIX=("$cb" run --policy "$3/houdini.yaml" --ask deny --tracer seccomp,ebpf --db "$2" --) ;;
+        floor) PREFIX=("$bin_dir/bench_notify_floor" --) ;;
+        floor-all) PREFIX=("$bin_dir/bench_notify_floor" --opens all --) ;;
+        floor-creates) PREFIX=("$bin_dir/bench_notify_floor" --creates-only --) ;;
+        cb-start) PREFIX=("$cb" --help) ;;  # launch only: ignores the command after it
         strace) PREFIX=(strace -f -qq -o /dev/null --) ;;
         bwrap) PREFIX=(bwrap --dev-bind / / --) ;;
         firejail) PREFIX=(firejail --quiet --noprofile --) ;;
@@ -246,12 +259,12 @@ except Exception: v = ""
 print(v if not isinstance(v, list) else ";".join(map(str, v)))' "$1" "$2"
 }
 
-all_modes=(native observe seccomp ebpf strace bwrap firejail)
+all_modes=(native observe seccomp ebpf floor floor-all floor-creates strace bwrap firejail)
 if [ -n "$modes_arg" ]; then IFS=, read -r -a req_modes <<< "$modes_arg"; else req_modes=("${all_modes[@]}"); fi
 modes=()
 for m in "${req_modes[@]}"; do
     case $m in
-        native) ;;
+        native|floor|floor-all|floor-creates) ;;
         observe|seccomp|ebpf) ;;
         strace|bwrap|firejail) command -v "$m" > /dev/null || { note "$m is not installed: mode $m skipped"; continue; } ;;
         *) echo "run.sh: unknown mode $m" >&2; exit 2 ;;
@@ -356,6 +369,7 @@ if want micro; then
                 j=$(session_json "$db")
                 ev=$(json_field "$j" events)
                 put micro - "$m" "$rep" events "$ev"
+                put micro - "$m" "$rep" hwm_kb "$(kv "$line" hwm_kb)"
                 put micro - "$m" "$rep" sup_cpu_s "$(awk -v c="$(kv "$line" self_cpu_ms)" 'BEGIN{printf "%.2f", c/1000}')"
                 rm -f "$db" "$db"-*
             fi
@@ -367,8 +381,10 @@ fi
 # ---------------------------------------------------------------------------
 # 3. Launch latency: X -- /bin/true, interleaved rounds.
 if want launch; then
+    launch_modes=("${modes[@]}")
+    for m in "${modes[@]}"; do is_cb "$m" && { launch_modes+=(cb-start); break; }; done
     for ((round = 1; round <= launch_rounds; round++)); do
-        for m in $(rotate $((round - 1)) "${modes[@]}"); do
+        for m in $(rotate $((round - 1)) "${launch_modes[@]}"); do
             prefix_for "$m" "$main/db/launch-{n}.db" "$main"
             out=$("$bexec" --runs "$per_round" --tag "$m-$round" --timeout 60 \
                   --log "$main/logs/launch-$m.log" -- "${PREFIX[@]}" /bin/true || true)
@@ -401,6 +417,8 @@ if want ingest; then
         put ingest - store "$rep" events_per_s "$rate"
         put ingest - store "$rep" lost "$((ingest_events - indb))"
         put ingest - store "$rep" events "$ingest_events"
+        wcpu=$(sed -n 's/^writer CPU: *\([0-9.]*\) us\/event.*/\1/p' <<< "$out")
+        [ -z "$wcpu" ] || put ingest - store "$rep" writer_us "$wcpu"
         echo "  ingest rep $rep: $rate events/s, $((ingest_events - indb)) lost" >&2
     done
     rm -f "$main/db/store.db"*

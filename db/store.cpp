@@ -919,6 +919,7 @@ WriterStats Writer::stats() const {
   std::lock_guard lk(impl_->mu);
   WriterStats s = impl_->stats;
   s.queued = impl_->enqueued;
+  s.backlog = impl_->enqueued - impl_->committed_through;
   return s;
 }
 

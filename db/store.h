@@ -111,6 +111,7 @@ struct WriterStats {
   uint64_t committed = 0;  // records in the database
   uint64_t errors = 0;     // failed commits (the records are retried, then reported)
   uint64_t refused = 0;    // records SQLite rejected on their own (skipped so the rest commit)
+  uint64_t backlog = 0;    // records queued and not yet committed: the queue's memory, ~400 B each
   std::string last_error;  // the latest failure, "" if none
 };
 

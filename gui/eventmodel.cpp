@@ -121,6 +121,8 @@ QVariant EventModel::data(const QModelIndex& index, int role) const {
     case Qt::ForegroundRole: {
       Tone t = toneOf(r);
       if (index.column() == DecisionColumn || t == Tone::Log) return QBrush(toneForeground(t));
+      // The policy's default is the unremarkable case: say it quietly.
+      if (index.column() == RuleColumn && r.verdict.rule_id.empty()) return QBrush(toneForeground(Tone::Log));
       return QVariant();
     }
     case Qt::BackgroundRole: {
@@ -134,9 +136,6 @@ QVariant EventModel::data(const QModelIndex& index, int role) const {
         f.setBold(true);
         return f;
       }
-      break;
-    case Qt::TextAlignmentRole:
-      if (index.column() == PidColumn) return QVariant(Qt::AlignRight | Qt::AlignVCenter);
       break;
     case ToneRole: return static_cast<int>(toneOf(r));
     case ProcIdRole: return ev.proc ? QVariant::fromValue<qulonglong>(ev.proc->proc_id) : QVariant();

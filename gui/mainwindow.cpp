@@ -62,7 +62,7 @@ MainWindow::MainWindow(GuiServer* server, SessionHub* hub, PromptController* pro
     : QMainWindow(parent), m_server(server), m_hub(hub), m_prompts(prompts) {
   setWindowTitle(tr("cottonbox"));
   setWindowIcon(appIcon());
-  resize(1320, 860);
+  resize(1440, 900);
 
   m_sessions = new SessionListModel(this);
   m_promptWindow = new PromptWindow(prompts, nullptr);
@@ -93,7 +93,7 @@ MainWindow::MainWindow(GuiServer* server, SessionHub* hub, PromptController* pro
   split->addWidget(m_page);
   split->setStretchFactor(0, 2);
   split->setStretchFactor(1, 5);
-  split->setSizes({210, 640});
+  split->setSizes({160, 700});
   v->addWidget(split);
   setCentralWidget(central);
 
@@ -264,13 +264,15 @@ void MainWindow::showCurrent(bool reload) {
 void MainWindow::updatePromptButton() {
   int n = m_prompts->hasCurrent() ? m_prompts->waiting() + 1 : 0;
   m_promptButton->setEnabled(n > 0);
-  m_promptButton->setText(n ? tr("⚠  %n prompt(s) waiting — show", nullptr, n) : tr("No prompts waiting"));
+  m_promptButton->setText(n ? tr("⚠  %1 waiting — show").arg(counted(static_cast<uint64_t>(n), "prompt", "prompts"))
+                            : tr("No prompts waiting"));
   m_promptButton->setStyleSheet(
       n ? QStringLiteral("QToolButton { background: #fff3d6; color: #8a5a00; font-weight: bold; border: 1px solid #f0d48a;"
                          " border-radius: 6px; padding: 3px 12px; }")
         : QStringLiteral("QToolButton { color: #8c959f; padding: 3px 12px; }"));
   if (m_tray)
-    m_tray->setToolTip(n ? tr("cottonbox — %n prompt(s) waiting", nullptr, n) : tr("cottonbox"));
+    m_tray->setToolTip(n ? tr("cottonbox — %1 waiting").arg(counted(static_cast<uint64_t>(n), "prompt", "prompts"))
+                         : tr("cottonbox"));
 }
 
 void MainWindow::onPromptArrived(const Prompt& p) {

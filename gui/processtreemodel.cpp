@@ -219,7 +219,7 @@ QVariant ProcessTreeModel::data(const QModelIndex& index, int role) const {
         return QBrush(toneForeground(Tone::Ask));
       break;
     case Qt::TextAlignmentRole:
-      if (index.column() == PidColumn || index.column() == EventsColumn || index.column() == DenialsColumn)
+      if (index.column() == EventsColumn || index.column() == DenialsColumn)
         return QVariant(Qt::AlignRight | Qt::AlignVCenter);
       break;
     case ProcIdRole: return QVariant::fromValue<qulonglong>(p.row.proc_id);

@@ -17,7 +17,8 @@ namespace cb::gui {
 class ProcessTreeModel : public QAbstractItemModel {
   Q_OBJECT
  public:
-  enum Column { NameColumn, PidColumn, CommandColumn, ExitColumn, EventsColumn, DenialsColumn, ColumnCount };
+  // The command line last: it is the long one, and it stretches.
+  enum Column { NameColumn, PidColumn, ExitColumn, EventsColumn, DenialsColumn, CommandColumn, ColumnCount };
   enum Role { ProcIdRole = Qt::UserRole + 1 };
 
   explicit ProcessTreeModel(QObject* parent = nullptr);

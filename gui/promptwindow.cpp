@@ -2,6 +2,7 @@
 
 #include <QDialogButtonBox>
 #include <QFrame>
+#include <QGuiApplication>
 #include <QGridLayout>
 #include <QHBoxLayout>
 #include <QKeySequence>
@@ -54,6 +55,7 @@ PromptWindow::PromptWindow(PromptController* controller, QWidget* parent)
   auto* top = new QHBoxLayout;
   m_session = new QLabel(this);
   m_session->setStyleSheet(QStringLiteral("color: #57606a;"));
+  m_session->setWordWrap(true);
   m_session->setTextInteractionFlags(Qt::TextSelectableByMouse);
   m_queue = new QLabel(this);
   m_queue->setStyleSheet(QStringLiteral(
@@ -185,7 +187,8 @@ QPushButton* PromptWindow::button(const QString& key) const {
 void PromptWindow::bringToFront() {
   if (isMinimized()) showNormal();
   show();
-  raise();
+  // Headless platforms (tests) have no stacking order to change.
+  if (QGuiApplication::platformName() != QLatin1String("offscreen")) raise();
   activateWindow();
 }
 
@@ -196,8 +199,7 @@ void PromptWindow::refresh() {
   }
   const Prompt& p = m_c->current();
   const proto::AskMsg& a = p.ask;
-  m_session->setText(tr("Session %1  ·  %2  ·  asked at %3")
-                         .arg(p.sessionLabel, safe(p.cwd), timeOfDay(a.asked_ns).left(8)));
+  m_session->setText(tr("Session %1  ·  %2").arg(p.sessionLabel, safe(p.cwd)));
   refreshSummary();
 
   QString rule = a.row.verdict.rule_id.empty() ? tr("the policy's default") : html(qs(a.row.verdict.rule_id));
@@ -245,7 +247,8 @@ void PromptWindow::refreshCountdown(int secondsLeft) {
   if (!m_c->hasCurrent()) return;
   qint64 total = m_c->totalMs();
   m_progress->setValue(static_cast<int>(std::clamp<qint64>(m_c->msLeft() * 1000 / std::max<qint64>(total, 1), 0, 1000)));
-  m_countdown->setText(tr("Denied automatically in %1").arg(duration(int64_t(secondsLeft) * 1000000000)));
+  m_countdown->setText(tr("Asked at %1  ·  denied automatically in %2")
+                           .arg(timeOfDay(m_c->current().ask.asked_ns).left(8), duration(int64_t(secondsLeft) * 1000000000)));
 }
 
 void PromptWindow::refreshQueue(int waiting) {
@@ -266,10 +269,19 @@ void PromptWindow::askAlways(bool allow) {
 RuleDialog::RuleDialog(PromptController* controller, bool allow, QWidget* parent)
     : QDialog(parent), m_c(controller), m_allow(allow), m_key(controller->currentKey()) {
   setWindowTitle(allow ? tr("Always allow — the rule to save") : tr("Always deny — the rule to save"));
-  setMinimumSize(760, 420);
+  setMinimumSize(860, 420);
   auto* v = new QVBoxLayout(this);
   v->setContentsMargins(18, 16, 18, 16);
   v->setSpacing(10);
+  if (controller->hasCurrent()) {
+    const proto::AskMsg& a = controller->current().ask;
+    auto* what = new QLabel(tr("%1 wants to %2").arg(a.row.ev.proc ? safe(a.row.ev.proc->comm) : tr("A process"), qs(a.summary)), this);
+    QFont f = what->font();
+    f.setBold(true);
+    f.setPointSizeF(f.pointSizeF() * 1.15);
+    what->setFont(f);
+    v->addWidget(what);
+  }
   auto* intro = new QLabel(
       tr("This rule will be added to <b>%1</b>. Every later <code>cottonbox run</code> loads it before the default "
          "rules. It also answers this request, for this process tree, for the rest of this session. Edit it if it "
@@ -291,7 +303,7 @@ RuleDialog::RuleDialog(PromptController* controller, bool allow, QWidget* parent
   v->addWidget(m_error);
   auto* buttons = new QDialogButtonBox(this);
   auto* ok = buttons->addButton(allow ? tr("Save rule and allow") : tr("Save rule and deny"), QDialogButtonBox::AcceptRole);
-  buttons->addButton(QDialogButtonBox::Cancel);
+  buttons->addButton(QDialogButtonBox::Cancel)->setIcon(QIcon());
   ok->setDefault(true);
   connect(buttons, &QDialogButtonBox::accepted, this, &RuleDialog::save);
   connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);

@@ -111,10 +111,13 @@ QString proposeRule(const proto::AskMsg& ask, bool allow, const RuleContext& ctx
 
   QStringList l;
   l << QStringLiteral("  - id: %1").arg(id);
-  l << QStringLiteral("    # \"Always %1\" in cottonbox-gui, %2, session %3%4")
+  l << QStringLiteral("    # \"Always %1\" from the cottonbox prompt, %2, session %3")
            .arg(allow ? QStringLiteral("allow") : QStringLiteral("deny"), ctx.now.toString(QStringLiteral("yyyy-MM-dd HH:mm")),
-                ctx.sessionLabel, ask.row.verdict.rule_id.empty() ? QString() : QStringLiteral(", asked by rule ") + qs(ask.row.verdict.rule_id));
-  if (!cmd.isEmpty()) l << QStringLiteral("    #   %1").arg(cmd.left(160));
+                ctx.sessionLabel);
+  if (!ask.row.verdict.rule_id.empty())
+    l << QStringLiteral("    # asked by rule %1 for: %2").arg(qs(ask.row.verdict.rule_id), cmd.left(100));
+  else if (!cmd.isEmpty())
+    l << QStringLiteral("    # asked for: %1").arg(cmd.left(100));
   l << QStringLiteral("    action: %1").arg(qs(action));
   if (!ev.path.empty()) l << QStringLiteral("    path: [%1]").arg(yamlQuote(path));
   if (!comm.isEmpty() && !ev.proc->comm.empty()) l << QStringLiteral("    process: [%1]").arg(yamlQuote(ev.proc->comm));

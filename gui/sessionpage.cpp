@@ -12,6 +12,7 @@
 #include <QScrollBar>
 #include <QSplitter>
 #include <QTabWidget>
+#include <QTimer>
 #include <QTableView>
 #include <QTreeView>
 #include <QVBoxLayout>
@@ -63,13 +64,19 @@ void setUpEventTable(QTableView* v) {
 }
 
 static void setEventColumnWidths(QTableView* v) {
-  const int w = v->fontMetrics().horizontalAdvance(QLatin1Char('m'));
-  v->setColumnWidth(EventModel::TimeColumn, w * 9);
-  v->setColumnWidth(EventModel::PidColumn, w * 5);
-  v->setColumnWidth(EventModel::ProcessColumn, w * 9);
-  v->setColumnWidth(EventModel::ActionColumn, w * 10);
-  v->setColumnWidth(EventModel::DecisionColumn, w * 10);
-  v->setColumnWidth(EventModel::RuleColumn, w * 13);
+  // Sized to what the cells hold, so the words that matter are never elided.
+  const QFontMetrics fm = v->fontMetrics();
+  QFont bold = v->font();
+  bold.setBold(true);
+  const QFontMetrics bm(bold);
+  const int pad = 24;
+  const int em = fm.horizontalAdvance(QLatin1Char('m'));
+  v->setColumnWidth(EventModel::TimeColumn, fm.horizontalAdvance(QStringLiteral("00:00:00.000")) + pad);
+  v->setColumnWidth(EventModel::PidColumn, fm.horizontalAdvance(QStringLiteral("4194304")) + pad);
+  v->setColumnWidth(EventModel::ProcessColumn, em * 8 + pad);
+  v->setColumnWidth(EventModel::ActionColumn, fm.horizontalAdvance(QStringLiteral("file.truncate ×99")) + pad);
+  v->setColumnWidth(EventModel::DecisionColumn, bm.horizontalAdvance(QStringLiteral("asked → allowed")) + pad);
+  v->setColumnWidth(EventModel::RuleColumn, em * 12 + pad);
 }
 
 SessionPage::SessionPage(AuditDatabase* db, QWidget* parent)
@@ -161,7 +168,6 @@ QWidget* SessionPage::buildEventsTab() {
   m_eventView = new QTableView(w);
   setUpEventTable(m_eventView);
   m_eventView->setModel(m_filter);
-  setEventColumnWidths(m_eventView);
   v->addWidget(m_eventView, 1);
   v->addWidget(m_shown);
 
@@ -198,7 +204,7 @@ QWidget* SessionPage::buildProcessesTab() {
   m_tree->setUniformRowHeights(true);
   m_tree->setAlternatingRowColors(false);
   m_tree->setTextElideMode(Qt::ElideMiddle);
-  m_tree->header()->setStretchLastSection(false);
+  m_tree->header()->setStretchLastSection(true);
   m_tree->setStyleSheet(QStringLiteral("QTreeView { border: 1px solid #d0d7de; selection-background-color: #dbe7fb; selection-color: #1f2328; }"
                                        "QHeaderView::section { background: #f6f8fa; border: none; border-bottom: 1px solid #d0d7de;"
                                        " padding: 4px 6px; font-weight: bold; color: #57606a; }"));
@@ -216,11 +222,10 @@ QWidget* SessionPage::buildProcessesTab() {
   m_procEvents = new QTableView(right);
   setUpEventTable(m_procEvents);
   m_procEvents->setModel(m_procFilter);
-  setEventColumnWidths(m_procEvents);
-  m_procEvents->hideColumn(EventModel::PidColumn);
   v->addWidget(m_procEvents, 1);
-  split->setStretchFactor(0, 3);
-  split->setStretchFactor(1, 4);
+  split->setStretchFactor(0, 2);
+  split->setStretchFactor(1, 3);
+  split->setSizes({580, 820});
   connect(m_withChildren, &QCheckBox::toggled, this, &SessionPage::onProcessSelected);
   return split;
 }
@@ -251,7 +256,7 @@ QWidget* SessionPage::buildWhoTab() {
   m_whoView->setStyleSheet(m_tree->styleSheet());
   const int em = m_whoView->fontMetrics().horizontalAdvance(QLatin1Char('m'));
   m_whoView->setColumnWidth(WhoTouchedModel::TimeColumn, em * 14);
-  m_whoView->setColumnWidth(WhoTouchedModel::SessionColumn, em * 5);
+  m_whoView->setColumnWidth(WhoTouchedModel::SessionColumn, em * 6);
   m_whoView->setColumnWidth(WhoTouchedModel::ProcessColumn, em * 12);
   m_whoView->setColumnWidth(WhoTouchedModel::ActionColumn, em * 8);
   m_whoView->setColumnWidth(WhoTouchedModel::DecisionColumn, em * 10);
@@ -271,12 +276,17 @@ void SessionPage::bind(EventModel* events, ProcessTreeModel* procs) {
   m_tree->setModel(procs);
   m_tree->expandAll();
   const int em = m_tree->fontMetrics().horizontalAdvance(QLatin1Char('m'));
-  m_tree->setColumnWidth(ProcessTreeModel::NameColumn, em * 12);
-  m_tree->setColumnWidth(ProcessTreeModel::PidColumn, em * 5);
-  m_tree->setColumnWidth(ProcessTreeModel::CommandColumn, em * 26);
-  m_tree->setColumnWidth(ProcessTreeModel::ExitColumn, em * 6);
-  m_tree->setColumnWidth(ProcessTreeModel::EventsColumn, em * 5);
+  m_tree->setColumnWidth(ProcessTreeModel::NameColumn, em * 11);
+  m_tree->setColumnWidth(ProcessTreeModel::PidColumn, em * 4 + 12);
+  m_tree->setColumnWidth(ProcessTreeModel::ExitColumn, em * 5);
+  m_tree->setColumnWidth(ProcessTreeModel::EventsColumn, em * 4 + 12);
   m_tree->setColumnWidth(ProcessTreeModel::DenialsColumn, em * 5);
+  // The header has its sections only now that the proxies have a source.
+  setEventColumnWidths(m_eventView);
+  setEventColumnWidths(m_procEvents);
+  // A process's own events table does not need to repeat who it is.
+  m_procEvents->hideColumn(EventModel::PidColumn);
+  m_procEvents->hideColumn(EventModel::ProcessColumn);
   connect(m_tree->selectionModel(), &QItemSelectionModel::currentRowChanged, this, &SessionPage::onProcessSelected,
           Qt::UniqueConnection);
   disconnect(m_expandOnInsert);
@@ -296,7 +306,8 @@ void SessionPage::showLive(LiveSession* live, const std::optional<db::SessionSum
   if (!same) bind(live->eventModel(), live->processModel());
   refreshHeader(stored);
   m_tabs->setEnabled(true);
-  if (!same) m_eventView->scrollToBottom();
+  // After the header has settled, or the last rows end up below the fold.
+  if (!same) QTimer::singleShot(0, m_eventView, &QTableView::scrollToBottom);
 }
 
 void SessionPage::showStored(const db::SessionSummary& stored) {
@@ -352,7 +363,8 @@ void SessionPage::refreshHeader(const std::optional<db::SessionSummary>& storedN
     facts << tr("ran %1").arg(duration(end->ended_ns - st.started_ns));
     facts << tr("exit %1").arg(exitText(end->exit_status, end->exit_signal));
   }
-  facts << tr("%1 events · %2 asks · %3 denials").arg(count(events), count(asks), count(denials));
+  facts << counted(events, "event", "events") + QStringLiteral(" · ") + counted(asks, "ask", "asks") + QStringLiteral(" · ") +
+               counted(denials, "denial", "denials");
   m_facts->setText(facts.join(QStringLiteral("   ·   ")));
 
   QStringList badges;
@@ -467,19 +479,25 @@ void SessionPage::whoTouched(const QString& input, bool allSessions) {
   } else {
     touches = whoTouchedLive(glob);
   }
-  size_t n = touches.size();
+  size_t n = touches.size(), flagged = 0;
   std::set<int64_t> sessions;
-  for (const auto& t : touches) sessions.insert(t.event.session);
+  for (const auto& t : touches) {
+    sessions.insert(t.event.session);
+    flagged += toneOf(t.event.row) != Tone::Neutral ? 1 : 0;
+  }
   m_whoModel->setTouches(std::move(touches));
-  m_whoView->expandAll();
+  // The chains behind denials and asks are open; the rest one click away.
+  for (int r = 0; r < m_whoModel->rowCount(); ++r)
+    if (toneOf(m_whoModel->touches()[static_cast<size_t>(r)].event.row) != Tone::Neutral)
+      m_whoView->expand(m_whoModel->index(r, 0));
   if (!error.isEmpty())
     m_whoStatus->setText(error);
   else if (n == 0)
     m_whoStatus->setText(tr("Nothing touched %1.").arg(input.toHtmlEscaped()));
   else
-    m_whoStatus->setText(tr("%1 events on %2 in %n session(s); under each, the process that did it, then its ancestors.",
-                            nullptr, static_cast<int>(sessions.size()))
-                             .arg(count(n), input));
+    m_whoStatus->setText(tr("%1 on %2 in %3, %4 denied or asked.  Expand an event for the process that did it and its ancestors.")
+                             .arg(counted(n, "event", "events"), input, counted(sessions.size(), "session", "sessions"),
+                                  count(flagged)));
   setTab(WhoTouchedTab);
 }
 

@@ -46,6 +46,10 @@ QString duration(int64_t ns) {
 
 QString count(uint64_t n) { return QLocale(QLocale::English).toString(static_cast<qulonglong>(n)); }
 
+QString counted(uint64_t n, const char* one, const char* many) {
+  return count(n) + QLatin1Char(' ') + QApplication::tr(n == 1 ? one : many);
+}
+
 QString decisionText(const db::EventRow& r) {
   switch (r.verdict.decision) {
     case Decision::Ask:

@@ -30,6 +30,8 @@ QString timeOfDay(int64_t ns);  // "21:52:33.120", local time
 QString dateTime(int64_t ns);   // "2026-11-29 21:52:33", local time
 QString duration(int64_t ns);   // "4 min 12 s"
 QString count(uint64_t n);      // "12,345"
+// "1 denial", "12,345 denials": English plurals without a translator.
+QString counted(uint64_t n, const char* one, const char* many);
 
 // What happened to an event, in one or two words: "denied", "allowed",
 // "asked → denied", "would deny" (observe), "logged".

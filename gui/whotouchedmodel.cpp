@@ -98,7 +98,13 @@ QVariant WhoTouchedModel::data(const QModelIndex& index, int role) const {
     case Qt::DisplayRole:
       switch (index.column()) {
         case ProcessColumn: return tr("%1 (pid %2)").arg(safe(p.row.comm)).arg(p.row.pid);
-        case ActionColumn: return index.row() == 0 ? tr("did it") : tr("ancestor %1").arg(index.row());
+        case ActionColumn:
+          switch (index.row()) {
+            case 0: return tr("this process");
+            case 1: return tr("its parent");
+            case 2: return tr("grandparent");
+            default: return tr("ancestor %1").arg(index.row());
+          }
         case DecisionColumn:
           return p.exit ? tr("exit %1").arg(exitText(p.exit->exit_status, p.exit->exit_signal)) : QString();
         case PathColumn: return commandLine(p.row.argv);

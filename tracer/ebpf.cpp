@@ -454,6 +454,8 @@ struct EbpfTracer::Impl {
 };
 
 Result<EbpfTracer> EbpfTracer::open(const EbpfConfig&) {
+  if (fake_missing("ebpf"))
+    return Error{ENOTSUP, "eBPF tracer disabled by COTTONBOX_FAKE_MISSING=ebpf (test only)"};
   return Error{ENOTSUP, "this cottonbox was built without eBPF support (COTTONBOX_WITH_EBPF=OFF)"};
 }
 Result<Ok> EbpfTracer::track(pid_t) { return Error{ENOTSUP, "no eBPF support"}; }
@@ -464,6 +466,14 @@ EbpfCounters EbpfTracer::counters() const { return {}; }
 uint64_t EbpfTracer::lost() const { return 0; }
 
 #endif
+
+bool EbpfTracer::built_in() {
+#ifdef COTTONBOX_HAVE_EBPF
+  return true;
+#else
+  return false;
+#endif
+}
 
 EbpfTracer::EbpfTracer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 EbpfTracer::EbpfTracer(EbpfTracer&&) noexcept = default;

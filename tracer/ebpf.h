@@ -59,6 +59,9 @@ class EbpfTracer {
   // syscall) are skipped and listed in skipped(); missing essentials are an
   // Error that says what is missing ("BPF needs root or CAP_BPF+CAP_PERFMON").
   static Result<EbpfTracer> open(const EbpfConfig& config = {});
+  // False when cottonbox was built with COTTONBOX_WITH_EBPF=OFF (open() then
+  // always fails).
+  static bool built_in();
 
   EbpfTracer(EbpfTracer&&) noexcept;
   EbpfTracer& operator=(EbpfTracer&&) noexcept;

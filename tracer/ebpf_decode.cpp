@@ -56,6 +56,11 @@ constexpr TracedSyscall kTraced[] = {
     {.nr = SYS_fchmod, .name = "fchmod", .nargs = 2, .fd = 0, .mode = 1},
     {.nr = SYS_fchmodat, .name = "fchmodat", .nargs = 3, .path1 = 1, .dirfd1 = 0, .mode = 2},
     {.nr = __NR_fchmodat2, .name = "fchmodat2", .nargs = 4, .path1 = 1, .dirfd1 = 0, .flags = 3, .mode = 2},
+    // times: tar and touch set them on every file they write
+    {.nr = SYS_utime, .name = "utime", .nargs = 2, .path1 = 0},
+    {.nr = SYS_utimes, .name = "utimes", .nargs = 2, .path1 = 0},
+    {.nr = SYS_futimesat, .name = "futimesat", .nargs = 3, .path1 = 1, .dirfd1 = 0},
+    {.nr = SYS_utimensat, .name = "utimensat", .nargs = 4, .path1 = 1, .dirfd1 = 0, .flags = 3},
     {.nr = SYS_chown, .name = "chown", .nargs = 3, .path1 = 0, .uid = 1, .gid = 2},
     {.nr = SYS_lchown, .name = "lchown", .nargs = 3, .path1 = 0, .uid = 1, .gid = 2,
      .implied_flags = AT_SYMLINK_NOFOLLOW},

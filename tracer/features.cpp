@@ -167,12 +167,14 @@ void probe_ebpf(Features& f) {
   if (fake_missing("bpffs")) f.bpffs.clear();
   if (fake_missing("io_uring")) f.io_uring_tracepoint = false;
 
+  if (fake_missing("ebpf")) {
+    f.ebpf_detail = "disabled by COTTONBOX_FAKE_MISSING (test only)";
+    return;
+  }
 #ifndef COTTONBOX_HAVE_EBPF
   f.ebpf_detail = "this cottonbox was built without eBPF support (COTTONBOX_WITH_EBPF=OFF)";
 #else
-  if (fake_missing("ebpf"))
-    f.ebpf_detail = "disabled by COTTONBOX_FAKE_MISSING (test only)";
-  else if (!f.bpf_privileged)
+  if (!f.bpf_privileged)
     f.ebpf_detail = "needs root or CAP_BPF+CAP_PERFMON";
   else if (!f.bpf_tracepoint || !f.bpf_raw_tracepoint)
     f.ebpf_detail = "kernel lacks BPF tracepoint programs (CONFIG_BPF_EVENTS)";

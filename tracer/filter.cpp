@@ -69,6 +69,8 @@ Result<FilterProgram> build_filter(const FilterSpec& s) {
   seccomp_attr_set(ctx.get(), SCMP_FLTATR_CTL_NNP, 0);  // set by the launcher itself
   seccomp_attr_set(ctx.get(), SCMP_FLTATR_CTL_OPTIMIZE, 2);
 
+bool any_file = s.read_opens || s.write_opens || s.create_opens || s.deletes || s.renames || s.links ||
+                  s.creates || s.truncates || s.attrs;
   Builder b(ctx.get());
   if (s.read_opens) {
     for (int nr : {__NR_open, __NR_openat, __NR_creat}) b.notify(nr);
@@ -81,8 +83,7 @@ Result<FilterProgram> build_filter(const FilterSpec& s) {
     b.notify_any_bit(__NR_openat, 2, O_CREAT);
     b.notify(__NR_creat);
   }
-  bool any_file = s.read_opens || s.write_opens || s.create_opens || s.deletes || s.renames || s.links ||
-                  s.creates || s.truncates || s.attrs;
+
   if (any_file) {
     // open_how is behind a pointer: every openat2 is judged (and carried out)
     // by the supervisor, so flags cannot change after the check.
@@ -112,11 +113,16 @@ Result<FilterProgram> build_filter(const FilterSpec& s) {
   if (s.attrs) {
     for (int nr : {__NR_chmod, __NR_fchmod, __NR_fchmodat, __NR_fchmodat2, __NR_chown, __NR_fchown,
                    __NR_lchown, __NR_fchownat, __NR_utime, __NR_utimes, __NR_futimesat,
-                   __NR_utimensat, __NR_setxattr, __NR_lsetxattr, __NR_fsetxattr, __NR_removexattr,
-                   __NR_lremovexattr, __NR_fremovexattr, __NR_setxattrat, __NR_removexattrat})
+                   __NR_utimensat})
       b.notify(nr);
-    // chattr: flags such as immutable/append-only are set through ioctl on an
-    // fd that may well be read-only.
+  }
+  if (any_file) {
+    // Rare, and not seen by the tracer: always judged, so that a refusal
+    // (by a rule or by a read-only mount) is always recorded.  chattr sets
+    // immutable/append-only through ioctl on an fd that may well be read-only.
+    for (int nr : {__NR_setxattr, __NR_lsetxattr, __NR_fsetxattr, __NR_removexattr, __NR_lremovexattr,
+                   __NR_fremovexattr, __NR_setxattrat, __NR_removexattrat})
+      b.notify(nr);
     for (uint64_t cmd : {uint64_t(FS_IOC_SETFLAGS), uint64_t(FS_IOC32_SETFLAGS),
                          uint64_t(FS_IOC_FSSETXATTR)})
       b.notify_if(__NR_ioctl, SCMP_CMP(1, SCMP_CMP_MASKED_EQ, 0xffffffffu, cmd));

@@ -276,7 +276,9 @@ Plan make_plan(const Policy& p, const PlanInput& in) {
   f.creates = notify & bit(Action::FileCreate);
   f.truncates = notify & bit(Action::FileTruncate);
   f.attrs = notify & bit(Action::FileAttr);
-  f.execs = true;  // keeps the process table exact (exec changes name, exe, argv)
+  // Without the tracer, exec notifications keep the process table exact
+  // (exec changes name, exe, argv); with it, its exec records do.
+  f.execs = !in.ebpf || (notify & bit(Action::ProcExec));
   // Without a pid namespace or Landlock's signal scope the supervisor is in
   // reach: every signal is judged so none can touch it.
   f.signals = (notify & bit(Action::ProcSignal)) || !in.signals_scoped;
@@ -296,6 +298,21 @@ Plan make_plan(const Policy& p, const PlanInput& in) {
     // Writes through another name of a protected file reach no protected
     // path (nor a read-only mount): judge them by inode.
     f.write_opens = f.truncates = f.attrs = true;
+  }
+  if (in.observe && in.ebpf) {
+    // Observing: the tracer records everything and nothing is decided as
+    // it happens, so nothing needs the supervisor but the guards.
+    FilterSpec g;
+    g.cred_changes = f.cred_changes;
+    f = g;
+  }
+  if (in.ebpf_only) {
+    FilterSpec g;
+    g.cred_changes = true;
+    f = g;
+    for (const auto& l : plan.layers)
+      if (l.layer.find("notify") != std::string::npos)
+        plan.notes.push_back("rule " + l.rule_id + " needs the supervisor, which --tracer ebpf leaves out: recorded, not enforced");
   }
   f.io_uring_allowed = false;
   {

@@ -27,6 +27,7 @@ struct PlanInput {
   std::string blocker_file;  // an empty read-only file bound over raw disk nodes
   bool ebpf = false;         // the tracer records what is not notified
   bool observe = false;      // --observe: policy trees are not made read-only
+  bool ebpf_only = false;    // --tracer ebpf: no decisions as they happen, only kernel layers
   bool signals_scoped = true;  // a pid namespace or Landlock keeps signals off the supervisor
 };
 

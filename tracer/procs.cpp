@@ -125,7 +125,7 @@ ProcessEntry* ProcessTable::create(pid_t tgid) {
   e.info = std::move(info);
   int pfd = e.pidfd.get();
   auto [it, inserted] = procs_.emplace(tgid, std::move(e));
-  if (watch) watch(pfd, tgid);
+  if (watch && !exits_from_tracer) watch(pfd, tgid);
   if (on_new) on_new(it->second);
   return &it->second;
 }
@@ -244,6 +244,88 @@ const Creds& ProcessTable::creds(pid_t tid) {
 
 void ProcessTable::invalidate_creds(pid_t tgid) {
   if (auto it = procs_.find(tgid); it != procs_.end()) it->second.creds.clear();
+}
+
+ProcessEntry* ProcessTable::known(pid_t tgid) {
+  auto it = procs_.find(tgid);
+  return it == procs_.end() ? nullptr : &it->second;
+}
+
+void ProcessTable::fork_record(pid_t parent, pid_t child, int64_t ts_ns) {
+  if (child <= 0) return;
+  ProcessEntry* pe = parent > 0 && parent != root_pid_ ? known(parent) : nullptr;
+  if (ProcessEntry* ce = known(child)) {
+    // Seen first through a notification: only the parent link was missing.
+    if (!ce->parent_proc_id && pe) {
+      ce->parent_proc_id = pe->info->proc_id;
+      parent_of_[ce->info->proc_id] = ce->parent_proc_id;
+    }
+    return;
+  }
+  // A fork copies the parent's image: no need to read /proc (the child may
+  // already have exec'd or exited by now).
+  auto info = std::make_shared<ProcessInfo>();
+  if (pe) {
+    *info = *pe->info;
+    info->ancestors.insert(info->ancestors.begin(), pe->info->comm);
+  } else if (auto fresh = read_info(child)) {
+    info = fresh;
+  }
+  info->pid = child;
+  info->ppid = parent;
+  info->proc_id = next_id_++;
+  ProcessEntry e;
+  e.started_ns = ts_ns;
+  e.parent_proc_id = pe ? pe->info->proc_id : 0;
+  e.pidfd.reset(static_cast<int>(syscall(SYS_pidfd_open, child, 0)));
+  parent_of_[info->proc_id] = e.parent_proc_id;
+  e.info = std::move(info);
+  auto [it, inserted] = procs_.emplace(child, std::move(e));
+  if (on_new) on_new(it->second);
+}
+
+void ProcessTable::exec_record(pid_t pid, const std::string& exe, const std::vector<std::string>& argv,
+                               const std::string& comm, int64_t ts_ns) {
+  ProcessEntry* e = known(pid);
+  if (!e) {
+    e = create(pid);
+    if (!e) return;
+  }
+  auto info = std::make_shared<ProcessInfo>(*e->info);
+  info->exe = exe;
+  info->argv = argv;
+  if (!comm.empty()) {
+    info->comm = comm;
+  } else {
+    std::string base = exe.substr(exe.rfind('/') + 1);
+    info->comm = base.substr(0, 15);
+  }
+  e->info = std::move(info);
+  e->exec_pending = false;
+  e->creds.clear();
+  e->fs.clear();
+  e->dirfds.clear();
+  for (pid_t t : e->threads) tgid_of_.erase(t);
+  e->threads.clear();
+  (void)ts_ns;
+  if (on_exec) on_exec(*e);
+}
+
+void ProcessTable::exit_record(pid_t pid, int status, int signal, int64_t ts_ns) {
+  auto it = procs_.find(pid);
+  if (it == procs_.end()) return;
+  (void)ts_ns;
+  for (pid_t t : it->second.threads) tgid_of_.erase(t);
+  if (on_exit) on_exit(it->second, status, signal);
+  procs_.erase(it);
+}
+
+void ProcessTable::cwd_record(pid_t pid, const std::string& cwd) {
+  ProcessEntry* e = known(pid);
+  if (!e || cwd.empty()) return;
+  auto info = std::make_shared<ProcessInfo>(*e->info);
+  info->cwd = cwd;
+  e->info = std::move(info);
 }
 
 void ProcessTable::invalidate_fs(pid_t tgid) {

@@ -61,6 +61,18 @@ class ProcessTable {
   pid_t tgid_of(pid_t tid);
 
   void mark_exec(pid_t tgid);
+
+  // From the eBPF tracer: the whole tree, including processes that never
+  // asked for a decision.  Pids are in the supervisor's namespace.
+  void fork_record(pid_t parent, pid_t child, int64_t ts_ns);
+  void exec_record(pid_t pid, const std::string& exe, const std::vector<std::string>& argv,
+                   const std::string& comm, int64_t ts_ns);
+  void exit_record(pid_t pid, int status, int signal, int64_t ts_ns);
+  void cwd_record(pid_t pid, const std::string& cwd);
+  // An existing entry only (never reads /proc: the process may be gone).
+  ProcessEntry* known(pid_t tgid);
+  // With the tracer reporting exits, pidfds are not watched for them.
+  bool exits_from_tracer = false;
   // The pidfd of `tgid` became readable.
   void exited(pid_t tgid);
   // Exit statuses become readable through a pidfd only once the process is

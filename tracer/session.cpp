@@ -15,6 +15,8 @@
 
 #include "db/store.h"
 #include "tracer/ask_tty.h"
+#include "tracer/ebpf.h"
+#include "tracer/features.h"
 #include "tracer/gui_client.h"
 #include "tracer/launch.h"
 #include "tracer/plan.h"
@@ -90,6 +92,7 @@ class StoreSink : public Sink {
   void process_exit(const db::ProcessExit& e) override { w_.exit_process(session_, e); }
   void approval(const db::ApprovalRow& a) override { w_.add_approval(session_, a); }
   void degraded(const std::string& reason) override { w_.add_degraded(session_, reason); }
+  void events_lost(uint64_t total) override { w_.set_events_lost(session_, total); }
 
  private:
   db::Writer& w_;
@@ -194,6 +197,15 @@ int run_session(const RunOptions& o) {
     if (stat(ctl.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) hidden.push_back(ctl);
   }
 
+  bool want_ebpf = o.tracer != "seccomp";
+  bool want_seccomp = o.tracer != "ebpf";
+  std::optional<EbpfTracer> tracer;
+  std::string ebpf_missing;
+  bool ebpf_possible = want_ebpf && !fake_missing("ebpf") && has_bpf_privileges();
+  if (want_ebpf && !ebpf_possible)
+    ebpf_missing = fake_missing("ebpf") ? "eBPF unavailable (COTTONBOX_FAKE_MISSING)"
+                                        : "no eBPF tracer: it needs root or CAP_BPF+CAP_PERFMON";
+
   // Start the session row (this also creates the -wal/-shm files, which the
   // session must not be able to touch).
   db::SessionStart ss;
@@ -211,7 +223,7 @@ int run_session(const RunOptions& o) {
   ss.policy_hash = policy->hash;
   ss.started_ns = now_ns();
   ss.observe = o.observe;
-  ss.tracer = "seccomp";
+  ss.tracer = ebpf_possible ? (want_seccomp ? "seccomp,ebpf" : "ebpf") : "seccomp";
   ss.ask_mode = o.ask == AskMode::Gui ? "gui" : o.ask == AskMode::Tty ? "tty" : o.ask == AskMode::Deny ? "deny"
                 : o.ask == AskMode::Allow ? "allow" : "auto";
   ss.supervisor_pid = getpid();
@@ -227,6 +239,14 @@ int run_session(const RunOptions& o) {
     store.degraded(why);
     if (!o.quiet) std::cerr << "cottonbox: degraded: " << why << "\n";
   };
+
+  if (!ebpf_missing.empty())
+    degrade(ebpf_missing + "; running seccomp-only (actions no rule decides are not recorded)");
+  if (!want_seccomp && !ebpf_possible) {
+    std::cerr << "cottonbox: --tracer ebpf needs the eBPF tracer, which is not available here\n";
+    (*writer)->end_session(sid, db::SessionEnd{now_ns(), 125, 0, db::SessionState::Ended});
+    return 125;
+  }
 
   SelfProtection sp;
   for (const char* suffix : {"", "-wal", "-shm", "-journal"}) sp.protected_files.push_back(db_path + suffix);
@@ -253,7 +273,9 @@ int run_session(const RunOptions& o) {
   pin.hidden_dirs = hidden;
   pin.blocker_file = blocker;
   pin.observe = o.observe;
-  int abi = landlock_abi();
+  pin.ebpf = ebpf_possible;
+  pin.ebpf_only = !want_seccomp && ebpf_possible;
+  int abi = fake_missing("landlock") ? 0 : landlock_abi();
 
   auto launch = [&](bool mount_layer, std::vector<MountFailure>* fails) -> std::pair<Plan, std::unique_ptr<Launcher>> {
     pin.mount_layer = mount_layer;
@@ -281,7 +303,8 @@ int run_session(const RunOptions& o) {
   };
 
   std::vector<MountFailure> fails;
-  auto [plan, launcher] = launch(true, &fails);
+  bool try_mounts = !(fake_missing("userns") && !root) && !fake_missing("mountns");
+  auto [plan, launcher] = try_mounts ? launch(true, &fails) : std::make_pair(Plan{}, std::unique_ptr<Launcher>());
   if (!launcher) {
     std::string why = "no private mount namespace";
     if (!fails.empty() && fails.front().op < plan.mounts.size())
@@ -302,6 +325,31 @@ int run_session(const RunOptions& o) {
       store.degraded("optional read-only mount skipped: " + plan.mounts[f.op].path + ": " + strerror(f.err));
   for (auto& n : plan.notes) store.degraded(n);
 
+  // The tracer is loaded after init exists (it waits for the go), so that
+  // init's control channel gets a lower fd number than the tracer's: if the
+  // supervisor dies, the kernel closes fds in order, and init sees the hang-up
+  // (and ends the session) before the seconds it takes to detach tracepoints.
+  if (ebpf_possible) {
+    auto t = EbpfTracer::open();
+    if (t) {
+      tracer.emplace(std::move(*t));
+    } else {
+      degrade("no eBPF tracer: " + t.error().message + "; running seccomp-only (actions no rule decides are not recorded)");
+      if (!want_seccomp) {
+        std::cerr << "cottonbox: --tracer ebpf needs the eBPF tracer, which failed to load\n";
+        launcher->kill_all();
+        (*writer)->end_session(sid, db::SessionEnd{now_ns(), 125, 0, db::SessionState::Ended});
+        return 125;
+      }
+    }
+  }
+  if (tracer) {
+    // Before init forks the command: nothing of the session escapes it.
+    if (auto t = tracer->track(launcher->init_pid()); !t) {
+      degrade("the eBPF tracer cannot follow the session: " + t.error().message);
+      tracer.reset();
+    }
+  }
   auto started = launcher->start();
   if (!blocker.empty()) unlink(blocker.c_str());
   if (!started) {
@@ -367,6 +415,8 @@ int run_session(const RunOptions& o) {
   so.inodes = plan.inodes;
   so.self_files = pin.self_files;
   so.landlock_signals = started->landlock_abi_applied >= 6;
+  so.tracer = tracer ? &*tracer : nullptr;
+  so.execs_notified = plan.filter.execs;
   Supervisor sup(std::move(so), std::move(*started), std::move(sinks));
   SessionOutcome out;
   db::SessionState final_state = db::SessionState::Ended;
@@ -381,8 +431,7 @@ int run_session(const RunOptions& o) {
     out.exit_status = 125;
   }
   if (gui)
-    gui->session_end(db::SessionEnd{now_ns(), out.exit_status < 0 ? 125 : out.exit_status, out.exit_signal,
-                                    db::SessionState::Ended});
+    gui->session_end(db::SessionEnd{now_ns(), out.exit_status < 0 ? 125 : out.exit_status, out.exit_signal, final_state});
   asker.reset();
 
   db::SessionEnd end;

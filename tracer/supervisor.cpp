@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <climits>
 #include <algorithm>
 #include <atomic>
 #include <thread>
@@ -28,7 +29,9 @@
 #include "tracer/notify.h"
 #include "tracer/ops.h"
 #include "tracer/procs.h"
+#include "tracer/ebpf.h"
 #include "tracer/syscalls.h"
+#include "tracer/trace_events.h"
 
 namespace cb {
 namespace {
@@ -40,7 +43,11 @@ int64_t now_ns() {
 }
 
 // epoll tags: the low bits say what kind of fd woke us.
-enum Tag : uint64_t { kListener = 1, kSignal, kCtl, kInit, kAnswers, kTimer, kDone, kProcBase = 1ull << 32 };
+enum Tag : uint64_t { kListener = 1, kSignal, kCtl, kInit, kAnswers, kTimer, kDone, kTrace, kProcBase = 1ull << 32 };
+
+// Records reach the reader in batches: draining at least this often keeps
+// the trail and the process table close behind the session.
+constexpr int kTraceDrainMs = 50;
 
 int severity(Decision d) {
   switch (d) {
@@ -185,6 +192,10 @@ struct Supervisor::Impl {
     watch(answers_fd.get(), kAnswers);
     watch(timer_fd.get(), kTimer);
     watch(done_fd.get(), kDone);
+    if (opts.tracer) {
+      watch(opts.tracer->poll_fd(), kTrace);
+      procs.exits_from_tracer = true;
+    }
 
     procs.watch = [this](int fd, pid_t tgid) { watch(fd, kProcBase | static_cast<uint32_t>(tgid)); };
     procs.unwatch = [this](int fd) { epoll_ctl(ep.get(), EPOLL_CTL_DEL, fd, nullptr); };
@@ -394,12 +405,160 @@ struct Supervisor::Impl {
     }
     Outcome out = execute(c.op, call, creds, listener);
     row.result_errno = out.ret < 0 ? static_cast<int32_t>(-out.ret) : 0;
+    if (c.op.kind == OpKind::Continue && opts.tracer && traced(call.nr)) {
+      // The kernel runs it after us: the tracer's record of it brings the
+      // result, and this row is written once, with it.
+      row.result_errno = -1;
+      pending_continue[{call.tid, call.nr}] = std::move(row);
+      return;
+    }
     // A directory moved: every cached name below it may be stale.
     if (c.op.kind == OpKind::Rename && out.ret == 0 &&
         (c.facets[0].is_dir || (c.facets.size() > 1 && c.facets[1].action == Action::FileRename && c.facets[1].is_dir)))
       ++name_gen;
     if (row.ev.action == Action::SysMount && pe) procs.invalidate_fs(pe->info->pid);
     if (c.op.kind == OpKind::Continue) row.result_errno = -1;  // the kernel's result, seen by the tracer
+    emit(row);
+  }
+
+  // ------------------------------------------------------------ tracer --
+
+  struct PairHash {
+    size_t operator()(const std::pair<pid_t, int>& p) const { return std::hash<uint64_t>()((uint64_t(p.first) << 16) ^ p.second); }
+  };
+  std::unordered_map<std::pair<pid_t, int>, db::EventRow, PairHash> pending_continue;
+  int64_t last_drain_ns = 0;
+  uint64_t reported_lost = 0;
+  bool gap_reported = false;
+
+  static bool traced(int nr) { return find_traced_syscall(nr) != nullptr; }
+
+  const StaticDenial* mounted_for(const std::string& path) const {
+    for (const auto& m : opts.mount_denials)
+      if (path == m.root || (path.size() > m.root.size() && path.compare(0, m.root.size(), m.root) == 0 &&
+                             path[m.root.size()] == '/'))
+        return &m;
+    return nullptr;
+  }
+
+  // A recorded path resolved now, for attribution: /proc/self made the
+  // process's own, everything but the last component through symlinks and
+  // magic links (the session's mounts are copies of ours: same names).
+  static std::string canonical_path(const TraceRecord& r, const std::string& path, const std::string& cwd) {
+    std::string p = path;
+    auto swap_prefix = [&](const std::string& from, const std::string& to) {
+      if (p.rfind(from, 0) == 0) p = to + p.substr(from.size());
+    };
+    // The process may be gone by now: its cwd as the tracer followed it.
+    if (!cwd.empty()) {
+      swap_prefix("/proc/self/cwd/", cwd + "/");
+      swap_prefix("/proc/thread-self/cwd/", cwd + "/");
+      swap_prefix("/proc/" + std::to_string(r.pid) + "/cwd/", cwd + "/");
+    }
+    swap_prefix("/proc/self/", "/proc/" + std::to_string(r.pid) + "/");
+    swap_prefix("/proc/thread-self/", "/proc/" + std::to_string(r.pid) + "/task/" + std::to_string(r.tid) + "/");
+    size_t slash = p.rfind('/');
+    if (slash == std::string::npos || slash == 0) return p;
+    char buf[PATH_MAX];
+    if (!realpath(p.substr(0, slash).c_str(), buf)) return p;
+    std::string dir(buf);
+    return (dir == "/" ? "" : dir) + p.substr(slash);
+  }
+
+  void drain_trace(bool ready) {
+    int64_t t = now_ns();
+    if (!ready && t - last_drain_ns < int64_t(kTraceDrainMs) * 1000000) return;
+    last_drain_ns = t;
+    auto n = opts.tracer->drain([this](const TraceRecord& r) { on_trace(r); });
+    (void)n;
+    uint64_t lost = opts.tracer->lost();
+    if (lost != reported_lost) {
+      reported_lost = lost;
+      for (auto* s : sinks) s->events_lost(lost);
+    }
+  }
+
+  void on_trace(const TraceRecord& r) {
+    switch (r.kind) {
+      case TraceKind::Fork:
+        procs.fork_record(r.pid, r.child_pid, r.ts_ns);
+        return;
+      case TraceKind::Exit:
+        procs.exit_record(r.pid, r.exit_code, r.exit_signal, r.ts_ns);
+        return;
+      case TraceKind::Exec:
+        procs.exec_record(r.pid, r.path, r.argv, r.comm, r.ts_ns);
+        if (opts.execs_notified) return;  // the supervisor recorded it as it happened
+        break;
+      case TraceKind::Syscall:
+      case TraceKind::IoUring:
+        break;
+    }
+    if (r.kind == TraceKind::Syscall && (r.syscall_nr == SYS_chdir || r.syscall_nr == SYS_fchdir)) {
+      if (r.ret == 0) procs.cwd_record(r.pid, r.path);
+      return;
+    }
+    if (r.kind == TraceKind::Syscall) {
+      // A syscall the supervisor let continue: its row gets the result.
+      auto it = pending_continue.find({r.tid, r.syscall_nr});
+      if (it != pending_continue.end()) {
+        it->second.result_errno = r.ret < 0 ? static_cast<int32_t>(-r.ret) : 0;
+        emit(it->second);
+        pending_continue.erase(it);
+        return;
+      }
+    }
+    auto ev = event_of(r);
+    if (!ev) return;
+    ProcessEntry* pe = procs.known(r.pid);
+    if (pe) {
+      ev->proc = pe->info;
+      if (ev->action == Action::FileDelete && r.ret == 0) ev->proc_deletes = ++pe->deletes;
+    } else {
+      auto info = std::make_shared<ProcessInfo>();
+      info->pid = r.pid;
+      info->comm = r.comm;
+      info->uid = r.uid;
+      ev->proc = std::move(info);
+    }
+    db::EventRow row;
+    row.seq = ++seq;
+    row.ev = std::move(*ev);
+    row.verdict = decide(*opts.policy, row.ev);
+    row.enforced = !opts.observe;
+    int err = r.ret < 0 ? static_cast<int>(-r.ret) : 0;
+    row.result_errno = err;
+    const StaticDenial* m = mounted_for(row.ev.path);
+    if (!m && !row.ev.target.empty()) m = mounted_for(row.ev.target);
+    if (err && !m && refused_by_read_only_mount(row.ev.action, err) && row.verdict.decision != Decision::Deny) {
+      // The tracer keeps paths as they were passed: one through a symlink
+      // or /proc/self names the protected file only once resolved.
+      std::string c = canonical_path(r, row.ev.path, row.ev.proc ? row.ev.proc->cwd : std::string());
+      if (c != row.ev.path) {
+        row.ev.aliases.push_back(row.ev.path);
+        row.ev.path = c;
+        row.verdict = decide(*opts.policy, row.ev);
+        m = mounted_for(c);
+      }
+    }
+    if (err && refused_by_read_only_mount(row.ev.action, err) &&
+        (m || row.verdict.decision == Decision::Deny)) {
+      // Refused by a read-only mount: a denial by the rule behind it.
+      row.layer = Layer::Mount;
+      row.allowed = false;
+      if (m && row.verdict.decision != Decision::Deny) row.verdict = Verdict{Decision::Deny, m->rule_id, m->message, false};
+      ++outcome.denials;
+    } else {
+      row.layer = Layer::None;
+      bool would_allow = row.verdict.decision == Decision::Allow || row.verdict.decision == Decision::Log;
+      row.allowed = opts.observe ? would_allow : true;
+      if (!opts.observe && !would_allow && err == 0 && !gap_reported) {
+        // Something a rule refuses happened without being intercepted.
+        gap_reported = true;
+        add_degraded("rule " + row.verdict.rule_id + " refuses " + std::string(action_name(row.ev.action)) +
+                     " " + row.ev.path + ", which happened without reaching the supervisor");
+      }
+    }
     emit(row);
   }
 
@@ -466,7 +625,11 @@ struct Supervisor::Impl {
   }
 
   void redirect_to_host_view(Operation& op) {
-    if (opts.mount_denials.empty() || op.obj) return;
+    // Not for renames and links: across the mount's boundary the kernel
+    // answers EXDEV, and that is right (mv then copies), because a
+    // directory or file moved in keeps the handles opened on it outside,
+    // which would write past the read-only mount.
+    if (opts.mount_denials.empty() || op.obj || op.kind == OpKind::Rename || op.kind == OpKind::Link) return;
     bool touches = (op.dir && under_mounted(fd_path(op.dir.get()))) ||
                    (op.dir2 && under_mounted(fd_path(op.dir2.get())));
     if (!touches) return;
@@ -653,8 +816,10 @@ struct Supervisor::Impl {
     epoll_event evs[64];
     bool exits_pending = false;
     while (!init_done) {
-      int n = epoll_wait(ep.get(), evs, 64, exits_pending ? 20 : -1);
+      int timeout = exits_pending ? 20 : opts.tracer ? kTraceDrainMs : -1;
+      int n = epoll_wait(ep.get(), evs, 64, timeout);
       exits_pending = procs.poll_exits(false);
+      if (opts.tracer) drain_trace(false);
       if (n < 0) {
         if (errno == EINTR) continue;
         break;
@@ -687,6 +852,7 @@ struct Supervisor::Impl {
           }
           case kAnswers: drain_answers(); break;
           case kDone: drain_done(); break;
+          case kTrace: drain_trace(true); break;
           case kTimer: {
             uint64_t x;
             (void)!read(timer_fd.get(), &x, sizeof x);
@@ -697,6 +863,11 @@ struct Supervisor::Impl {
       }
     }
     procs.poll_exits(true);
+    if (opts.tracer) {
+      drain_trace(true);
+      for (auto& [key, row] : pending_continue) emit(row);
+      pending_continue.clear();
+    }
     // Workers notice within one poll interval.
     stopping = true;
     while (workers > 0) usleep(5000);

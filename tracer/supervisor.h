@@ -36,6 +36,8 @@ class Sink {
   virtual void process_exit(const db::ProcessExit& e) { (void)e; }
   virtual void approval(const db::ApprovalRow& a) { (void)a; }
   virtual void degraded(const std::string& reason) { (void)reason; }
+  // The tracer's running total of records it had no room for.
+  virtual void events_lost(uint64_t total) { (void)total; }
 };
 
 // A block device whose writes would bypass every path rule: the file
@@ -50,6 +52,8 @@ struct ProtectedDevice {
 using InodeAliases = std::unordered_map<uint64_t, std::vector<std::string>>;
 inline uint64_t inode_key(dev_t dev, ino_t ino) { return (uint64_t(dev) << 40) ^ uint64_t(ino); }
 
+class EbpfTracer;
+
 struct SupervisorOptions {
   const Policy* policy = nullptr;
   bool observe = false;
@@ -62,6 +66,8 @@ struct SupervisorOptions {
   InodeAliases inodes;
   std::vector<std::string> self_files;       // audit db, policy files: builtin protection
   bool landlock_signals = false;             // signals are scoped by Landlock
+  EbpfTracer* tracer = nullptr;              // records what is not notified; null: seccomp only
+  bool execs_notified = true;                // the supervisor records proc.exec itself
 };
 
 struct SessionOutcome {

@@ -303,6 +303,7 @@ TEST_F(StoreTest, ConcurrentProducersLoseNothing) {
   }
   EXPECT_EQ(stats.queued, 1u + kThreads + kThreads * kPerThread);
   EXPECT_EQ(stats.committed, stats.queued);
+  EXPECT_EQ(stats.backlog, 0u);
   EXPECT_EQ(stats.errors, 0u);
 
   auto r = open_reader(path);
@@ -662,6 +663,7 @@ TEST_F(StoreTest, AFailingDiskLosesNothingAndIsRetried) {
     if (failed.error().err != EFBIG) return 14;
     WriterStats st = (*w)->stats();
     if (st.errors == 0 || st.committed == st.queued || st.last_error.empty()) return 15;
+    if (st.backlog < kEvents) return 21;
     if (setrlimit(RLIMIT_FSIZE, &rl) != 0) return 16;
     if (!(*w)->flush()) return 17;
     st = (*w)->stats();

@@ -212,8 +212,8 @@ void PromptTest::alwaysRuleIsExactYaml() {
   QString rule = proposeRule(a, true, ctx);
   QCOMPARE(rule, QStringLiteral(
                      "  - id: gui-allow-file-delete-20261129-215233\n"
-                     "    # \"Always allow\" in cottonbox-gui, 2026-11-29 21:52, session agent (#7), asked by rule ask-keep\n"
-                     "    #   rm /p/keep/a.txt\n"
+                     "    # \"Always allow\" from the cottonbox prompt, 2026-11-29 21:52, session agent (#7)\n"
+                     "    # asked by rule ask-keep for: rm /p/keep/a.txt\n"
                      "    action: file.delete\n"
                      "    path: [\"/p/keep/a.txt\"]\n"
                      "    process: [\"rm\"]\n"

@@ -1,1 +1,202 @@
-int main() { return 0; }
+// Takes docs/screenshot-*.png from a real session: the real app (server,
+// prompt queue, windows) in this process, the real `cottonbox run --ask gui`
+// running docs/examples/demo/agent.sh in a throwaway git project.
+//
+//   xvfb-run -s "-screen 0 1600x1000x24" build/tests/gui/gui_screenshots docs docs/examples/demo
+//
+// $COTTONBOX_BIN runs another `cottonbox` than the one built with this.
+#include <QApplication>
+#include <QDialog>
+#include <QDir>
+#include <QElapsedTimer>
+#include <QFile>
+#include <QPixmap>
+#include <QProcess>
+#include <QTableView>
+#include <QThread>
+#include <cstdio>
+#include <functional>
+
+#include "gui/guiserver.h"
+#include "gui/mainwindow.h"
+#include "gui/promptcontroller.h"
+#include "gui/promptwindow.h"
+#include "gui/sessionhub.h"
+#include "gui/sessionpage.h"
+#include "gui/text.h"
+
+using namespace cb::gui;
+
+namespace {
+
+// $COTTONBOX_BIN picks another build (say, one with the eBPF tracer).
+const QString kCottonbox = qEnvironmentVariableIsSet("COTTONBOX_BIN") ? qEnvironmentVariable("COTTONBOX_BIN")
+                                                                      : QStringLiteral(COTTONBOX_BIN);
+const QString kBase = QStringLiteral("/tmp/cottonbox-demo");
+
+bool waitUntil(const std::function<bool()>& done, int ms) {
+  QElapsedTimer t;
+  t.start();
+  while (!done()) {
+    if (t.elapsed() > ms) return false;
+    QApplication::processEvents(QEventLoop::AllEvents, 20);
+    QThread::msleep(10);
+  }
+  return true;
+}
+
+void settle(int ms) {
+  waitUntil([] { return false; }, ms);
+}
+
+void write(const QString& path, const QByteArray& data) {
+  QDir().mkpath(QFileInfo(path).absolutePath());
+  QFile f(path);
+  if (f.open(QIODevice::WriteOnly)) f.write(data);
+}
+
+int sh(const QString& cwd, const QString& script) {
+  QProcess p;
+  p.setWorkingDirectory(cwd);
+  p.start(QStringLiteral("sh"), {QStringLiteral("-c"), script});
+  p.waitForFinished(30000);
+  return p.exitCode();
+}
+
+bool save(QWidget* w, const QString& dir, const char* name) {
+  QPixmap pm = w->grab();
+  QString path = dir + QStringLiteral("/") + QString::fromLatin1(name);
+  bool ok = pm.save(path);
+  std::printf("%s %s (%dx%d)\n", ok ? "wrote" : "FAILED", qPrintable(path), pm.width(), pm.height());
+  return ok;
+}
+
+void fail(const char* what) {
+  std::fprintf(stderr, "gui_screenshots: %s\n", what);
+  std::exit(1);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  QApplication app(argc, argv);
+  QApplication::setQuitOnLastWindowClosed(false);
+  applyStyle();
+  if (argc < 3) fail("usage: gui_screenshots OUT_DIR DEMO_DIR");
+  const QString out = QDir(QString::fromLocal8Bit(argv[1])).absolutePath();
+  const QString demo = QDir(QString::fromLocal8Bit(argv[2])).absolutePath();
+
+  // A fresh project that looks like one.
+  QDir(kBase).removeRecursively();
+  const QString proj = kBase + QStringLiteral("/webapp");
+  const QString run = kBase + QStringLiteral("/run");
+  const QString db = kBase + QStringLiteral("/audit.db");
+  QDir().mkpath(run);
+  QFile::setPermissions(run, QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner);
+  qputenv("XDG_RUNTIME_DIR", run.toLocal8Bit());
+  qputenv("XDG_CONFIG_HOME", (kBase + QStringLiteral("/config")).toLocal8Bit());
+  for (const char* k : {"GIT_AUTHOR_NAME", "GIT_COMMITTER_NAME"}) qputenv(k, "Dev");
+  for (const char* k : {"GIT_AUTHOR_EMAIL", "GIT_COMMITTER_EMAIL"}) qputenv(k, "dev@example.org");
+  write(proj + QStringLiteral("/README.md"), "# webapp\n\nA small web service.\n");
+  write(proj + QStringLiteral("/src/app/__init__.py"), "");
+  write(proj + QStringLiteral("/src/app/api.py"), "def index():\n    return 'hello'\n");
+  for (const char* f : {"old_api.py", "compat.py", "shims.py"})
+    write(proj + QStringLiteral("/src/legacy/") + QString::fromLatin1(f), "# kept for old clients\n");
+  for (int i = 1; i <= 40; ++i)
+    write(proj + QStringLiteral("/data/fixture-%1.json").arg(i, 3, 10, QLatin1Char('0')), "{\"id\": 1}\n");
+  QDir().mkpath(proj + QStringLiteral("/tools"));
+  QFile::copy(demo + QStringLiteral("/cleanup.py"), proj + QStringLiteral("/tools/cleanup.py"));
+  QFile::copy(demo + QStringLiteral("/agent.sh"), proj + QStringLiteral("/agent.sh"));
+  write(proj + QStringLiteral("/.gitignore"), "build/\ndata/\n");
+  if (sh(proj, QStringLiteral("git init -q -b main && git add -A && git commit -qm 'Initial import'")) != 0)
+    fail("git init failed");
+  const QString policy = demo + QStringLiteral("/policy.yaml");
+
+  GuiServer server;
+  PromptController prompts;
+  SessionHub hub(&server, &prompts);
+  if (!server.listen()) fail(qPrintable(server.errorString()));
+  MainWindow w(&server, &hub, &prompts);
+  w.resize(1440, 900);
+  w.openDatabase(db);
+  w.show();
+
+  // Some history: an observe-only dry run earlier in the day.
+  {
+    QProcess dry;
+    dry.setWorkingDirectory(proj);
+    dry.start(kCottonbox, {QStringLiteral("run"), QStringLiteral("--observe"), QStringLiteral("--ask"), QStringLiteral("deny"),
+                           QStringLiteral("--name"), QStringLiteral("dry run"), QStringLiteral("--policy"), policy,
+                           QStringLiteral("--db"), db, QStringLiteral("--"), QStringLiteral("sh"), QStringLiteral("-c"),
+                           QStringLiteral("cat README.md >/dev/null; truncate -s0 .git/description; rm -f data/fixture-040.json; "
+                                          "git checkout -q -- . ; git status --short >/dev/null")});
+    if (!dry.waitForFinished(30000)) fail("the dry run did not finish");
+    write(proj + QStringLiteral("/data/fixture-040.json"), "{\"id\": 1}\n");
+    sh(proj, QStringLiteral("git checkout -q -- .git/description 2>/dev/null; printf 'webapp\\n' > .git/description"));
+  }
+  w.refresh();
+
+  // The session to watch.
+  QProcess agent;
+  agent.setWorkingDirectory(proj);
+  agent.start(kCottonbox, {QStringLiteral("run"), QStringLiteral("--ask"), QStringLiteral("gui"), QStringLiteral("--ask-timeout"),
+                           QStringLiteral("120"), QStringLiteral("--name"), QStringLiteral("refactor-agent"),
+                           QStringLiteral("--policy"), policy, QStringLiteral("--db"), db, QStringLiteral("--"),
+                           QStringLiteral("./agent.sh")});
+  if (!agent.waitForStarted()) fail("cottonbox did not start");
+  if (!waitUntil([&] { return prompts.hasCurrent() && prompts.waiting() >= 1 && prompts.current().ask.count >= 30; }, 30000))
+    fail("no folded prompt with another one waiting");
+  settle(1500);  // the rest of the folded requests, the countdown moving
+
+  LiveSession* live = hub.sessions().empty() ? nullptr : hub.sessions().back();
+  if (!live) fail("no live session");
+  w.selectSession(live->uuid());
+  w.page()->setTab(SessionPage::EventsTab);
+  w.raise();
+  settle(600);
+  w.page()->eventView()->scrollToBottom();
+  settle(200);
+  save(&w, out, "screenshot-live-events.png");
+
+  PromptWindow* pw = w.promptWindow();
+  pw->bringToFront();
+  settle(400);
+  save(pw, out, "screenshot-prompt.png");
+
+  QDialog* dialog = nullptr;
+  QObject::connect(pw, &PromptWindow::ruleDialogOpened, [&](QDialog* d) { dialog = d; });
+  pw->askAlways(false);
+  settle(400);
+  if (!dialog) fail("no rule dialog");
+  save(dialog, out, "screenshot-always-rule.png");
+  dialog->reject();
+
+  // The fixtures stay; tar is stopped for the rest of the session.
+  prompts.denyOnce();
+  if (!waitUntil([&] { return prompts.hasCurrent() && prompts.current().ask.row.ev.proc &&
+                              prompts.current().ask.row.ev.proc->comm == "tar"; },
+                 20000))
+    fail("no prompt from tar");
+  prompts.denyTree();
+  if (!waitUntil([&] { return agent.state() == QProcess::NotRunning; }, 60000)) fail("the agent did not finish");
+  std::printf("%s", agent.readAllStandardOutput().constData());
+  settle(2500);  // the end message, the database refresh
+  w.refresh();
+  w.selectSession(live->uuid());
+  settle(300);
+
+  // Forensics: the process tree with tar selected.
+  w.page()->setTab(SessionPage::ProcessesTab);
+  uint64_t tar = 0;
+  for (uint64_t id = 1; id < 200 && !tar; ++id)
+    if (auto* p = live->processModel()->process(id); p && p->row.comm == "tar") tar = id;
+  if (tar) w.page()->selectProcess(tar);
+  settle(500);
+  save(&w, out, "screenshot-process-tree.png");
+
+  // Who touched .git/, across both sessions.
+  w.page()->whoTouched(proj + QStringLiteral("/.git/"), true);
+  settle(500);
+  save(&w, out, "screenshot-who-touched.png");
+  return 0;
+}

@@ -138,6 +138,7 @@ TEST(FeaturesPrivileged, TracefsOpens) {
 
 TEST(FeaturesPrivileged, RootHasTheEbpfTracer) {
   if (geteuid() != 0) GTEST_SKIP() << "needs root";
+  if (!EbpfTracer::built_in()) GTEST_SKIP() << "built without eBPF (COTTONBOX_WITH_EBPF=OFF)";
   EnvGuard clean("COTTONBOX_FAKE_MISSING", "");
   Features f = probe_features();
   EXPECT_TRUE(f.bpf_privileged);
