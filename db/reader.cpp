@@ -213,6 +213,18 @@ Result<SessionSummary> Reader::session(int64_t id) {
 }
 
 Result<std::vector<StoredEvent>> Reader::events(const EventQuery& q) {
+  ActionMask mask = kAllActions;
+  if (q.action) {
+    mask = parse_action_or_group(*q.action);
+    if (mask == 0) {
+      std::string known;
+      for (auto n : action_vocabulary()) known += (known.empty() ? "" : ", ") + std::string(n);
+      return Error{EINVAL, "unknown action '" + *q.action + "' (known: " + known + ")"};
+    }
+  }
+  if (q.decision && !parse_decision(*q.decision))
+    return Error{EINVAL, "unknown decision '" + *q.decision + "' (known: allow, deny, ask, log)"};
+
   sql::Database& db = impl_->db;
   // One snapshot for the range lookups and the scan.
   sql::Transaction tx(db);
@@ -282,23 +294,11 @@ Result<std::vector<StoredEvent>> Reader::events(const EventQuery& q) {
     for (int64_t id : *sessions) list += (list.empty() ? "" : ", ") + std::to_string(id);
     where += " AND e.session IN (" + list + ")";
   }
-  if (q.action) {
-    ActionMask mask = parse_action_or_group(*q.action);
-    if (mask == 0) {
-      std::string known;
-      for (auto n : action_vocabulary()) known += (known.empty() ? "" : ", ") + std::string(n);
-      return Error{EINVAL, "unknown action '" + *q.action + "' (known: " + known + ")"};
-    }
-    if (mask != kAllActions) where += " AND e.action IN (" + names_list(mask, params) + ")";
-  }
+  if (mask != kAllActions) where += " AND e.action IN (" + names_list(mask, params) + ")";
   if (q.decision) {
     const std::string& d = *q.decision;
-    if (d == "allow" || d == "deny")
-      where += " AND e.decision = " + param({Param::Text, 0, d});
-    else if (d == "ask" || d == "log")
-      where += " AND e.verdict = " + param({Param::Text, 0, d});
-    else
-      return Error{EINVAL, "unknown decision '" + d + "' (known: allow, deny, ask, log)"};
+    where += (d == "allow" || d == "deny" ? " AND e.decision = " : " AND e.verdict = ") +
+             param({Param::Text, 0, d});
   }
   if (q.pid) where += " AND e.pid = " + param({Param::Int, *q.pid, {}});
   if (q.proc_id)

@@ -273,8 +273,8 @@ struct Writer::Impl {
   std::vector<Record> pending;
   uint64_t enqueued = 0;           // records ever queued
   uint64_t committed_through = 0;  // the first n records are in the database (or refused)
-  uint64_t failed_through = 0;     // the last failed attempt covered the first n records
-  uint64_t fail_gen = 0;           // number of failed attempts
+  uint64_t attempts = 0;           // batches taken for writing, numbered from 1
+  uint64_t failed_attempt = 0;     // the number of the last attempt that failed
   bool urgent = false;             // a flush is waiting: commit now
   bool stop = false;
   WriterStats stats;
@@ -732,20 +732,19 @@ Writer::Impl::Outcome Writer::Impl::write_batch() {
         ok = true;
       // The destructor rolls back whatever did not commit.
     }
-    // A session's id exists only once committed; a failed begin is answered
-    // now (its caller is waiting) and not retried.
-    for (size_t i = done; i < end; ++i) {
-      if (auto* b = std::get_if<Begin>(&batch[i].body)) {
-        if (ok && b->rc == SQLITE_OK)
-          b->reply.set_value(b->id);
-        else
-          b->reply.set_value(Error{out.error.err, "cannot record the session in " + path + ": " +
-                                                      (ok ? refused_error : out.error).message});
-      }
-    }
     if (!ok) {
       touched.clear();  // it may name rows that were just rolled back
       break;
+    }
+    // A session's id exists only once committed.
+    for (size_t i = done; i < end; ++i) {
+      if (auto* b = std::get_if<Begin>(&batch[i].body)) {
+        if (b->rc == SQLITE_OK)
+          b->reply.set_value(b->id);
+        else
+          b->reply.set_value(Error{refused_error.err, "cannot record the session in " + path +
+                                                          ": " + refused_error.message});
+      }
     }
     out.written += end - done - refused_now;
     out.refused += refused_now;
@@ -755,8 +754,15 @@ Writer::Impl::Outcome Writer::Impl::write_batch() {
   out.done = done;
   out.ok = done == batch.size();
   batch.erase(batch.begin(), batch.begin() + static_cast<ptrdiff_t>(done));
-  if (!out.ok)
+  if (!out.ok) {
+    // Its caller is waiting: a begin that failed is answered now, also when
+    // its part of the batch was never tried, and not retried.
+    for (auto& rec : batch)
+      if (auto* b = std::get_if<Begin>(&rec.body))
+        b->reply.set_value(Error{out.error.err, "cannot record the session in " + path + ": " +
+                                                    out.error.message});
     std::erase_if(batch, [](const Record& r) { return std::holds_alternative<Begin>(r.body); });
+  }
   return out;
 }
 
@@ -790,6 +796,7 @@ void Writer::Impl::run() {
     }
     uint64_t through = enqueued;
     size_t taken = batch.size();
+    uint64_t attempt = ++attempts;
     lk.unlock();
     Outcome out = write_batch();
     lk.lock();
@@ -803,8 +810,7 @@ void Writer::Impl::run() {
     } else {
       ++failures;
       ++stats.errors;
-      ++fail_gen;
-      failed_through = through;
+      failed_attempt = attempt;
       last_error = out.error;
     }
     stats.last_error = last_error.message;
@@ -899,12 +905,12 @@ Result<Ok> Writer::flush() {
   std::unique_lock lk(m.mu);
   uint64_t target = m.enqueued;
   if (m.committed_through >= target) return Ok{};
-  uint64_t gen = m.fail_gen;
+  // Only an attempt that starts after this call covers everything queued
+  // before it; one already under way may fail for a reason that is gone.
+  uint64_t started = m.attempts;
   m.urgent = true;
   m.wake.notify_one();
-  m.done.wait(lk, [&] {
-    return m.committed_through >= target || (m.fail_gen != gen && m.failed_through >= target);
-  });
+  m.done.wait(lk, [&] { return m.committed_through >= target || m.failed_attempt > started; });
   if (m.committed_through >= target) return Ok{};
   return Error{m.last_error.err, "audit database " + m.path + ": " + m.last_error.message +
                                      "; the records are kept and retried"};

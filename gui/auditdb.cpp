@@ -72,12 +72,13 @@ std::vector<db::StoredProcess> AuditDatabase::processes(int64_t session, QString
 }
 
 std::vector<Touch> AuditDatabase::whoTouched(std::optional<int64_t> session, const std::string& glob, size_t limit,
-                                             QString* error) {
+                                             QString* error, bool changesOnly) {
   std::vector<Touch> out;
   if (!m_reader) return out;
   db::EventQuery q;
   q.session = session;
   q.path_glob = glob;
+  if (changesOnly) q.action = "file.mutate";
   q.limit = static_cast<int64_t>(limit);
   auto r = m_reader->events(q);
   if (!r) {

@@ -33,9 +33,10 @@ class AuditDatabase {
   std::vector<EventItem> events(int64_t session, size_t limit, bool* truncated, QString* error);
   std::vector<db::StoredProcess> processes(int64_t session, QString* error);
   // Every event whose path or target matches `glob` (the rules' globs), in
-  // one session or all, with the process chain behind each.
+  // one session or all, with the process chain behind each.  `changesOnly`
+  // keeps the file changes (file.mutate), without reads and execs.
   std::vector<Touch> whoTouched(std::optional<int64_t> session, const std::string& glob, size_t limit,
-                                QString* error);
+                                QString* error, bool changesOnly = false);
 
  private:
   std::unique_ptr<db::Reader> m_reader;

@@ -240,9 +240,12 @@ QWidget* SessionPage::buildWhoTab() {
   m_whoPath->setPlaceholderText(tr("A path (/home/u/proj/.git/HEAD), a directory ending in / , or a glob"));
   m_whoPath->setClearButtonEnabled(true);
   m_whoAll = new QCheckBox(tr("All sessions in the database"), w);
+  m_whoChanges = new QCheckBox(tr("Changes only"), w);
+  m_whoChanges->setToolTip(tr("Writes, creations, deletions, renames, truncations, links and attribute changes; no reads"));
   auto* go = new QPushButton(tr("Find"), w);
   go->setDefault(true);
   bar->addWidget(m_whoPath, 1);
+  bar->addWidget(m_whoChanges);
   bar->addWidget(m_whoAll);
   bar->addWidget(go);
   v->addLayout(bar);
@@ -261,7 +264,7 @@ QWidget* SessionPage::buildWhoTab() {
   m_whoView->setColumnWidth(WhoTouchedModel::ActionColumn, em * 8);
   m_whoView->setColumnWidth(WhoTouchedModel::DecisionColumn, em * 10);
   v->addWidget(m_whoView, 1);
-  auto run = [this] { whoTouched(m_whoPath->text(), m_whoAll->isChecked()); };
+  auto run = [this] { whoTouched(m_whoPath->text(), m_whoAll->isChecked(), m_whoChanges->isChecked()); };
   connect(go, &QPushButton::clicked, this, run);
   connect(m_whoPath, &QLineEdit::returnPressed, this, run);
   return w;
@@ -442,7 +445,7 @@ void SessionPage::onProcessSelected() {
                            .arg(count(static_cast<uint64_t>(m_procFilter->rowCount()))));
 }
 
-std::vector<Touch> SessionPage::whoTouchedLive(const std::string& pattern) const {
+std::vector<Touch> SessionPage::whoTouchedLive(const std::string& pattern, bool changesOnly) const {
   std::vector<Touch> out;
   auto g = Glob::compile(pattern);
   if (!g || !m_events) return out;
@@ -450,6 +453,7 @@ std::vector<Touch> SessionPage::whoTouchedLive(const std::string& pattern) const
     const EventItem& it = m_events->item(i);
     const Event& ev = it.row.ev;
     if (!g->match(ev.path) && (ev.target.empty() || !g->match(ev.target))) continue;
+    if (changesOnly && !(kFileMutate & bit(ev.action))) continue;
     Touch t;
     t.event = it;
     if (ev.proc && m_procs)
@@ -459,9 +463,10 @@ std::vector<Touch> SessionPage::whoTouchedLive(const std::string& pattern) const
   return out;
 }
 
-void SessionPage::whoTouched(const QString& input, bool allSessions) {
+void SessionPage::whoTouched(const QString& input, bool allSessions, bool changesOnly) {
   m_whoPath->setText(input);
   m_whoAll->setChecked(allSessions);
+  m_whoChanges->setChecked(changesOnly);
   std::string glob = toGlob(input);
   if (glob.empty()) return;
   if (auto g = Glob::compile(glob); !g) {
@@ -475,9 +480,9 @@ void SessionPage::whoTouched(const QString& input, bool allSessions) {
   if (m_db->isOpen() && (allSessions || m_stored)) {
     std::optional<int64_t> session;
     if (!allSessions && m_stored) session = m_stored->id;
-    touches = m_db->whoTouched(session, glob, kWhoTouchedLimit, &error);
+    touches = m_db->whoTouched(session, glob, kWhoTouchedLimit, &error, changesOnly);
   } else {
-    touches = whoTouchedLive(glob);
+    touches = whoTouchedLive(glob, changesOnly);
   }
   size_t n = touches.size(), flagged = 0;
   std::set<int64_t> sessions;

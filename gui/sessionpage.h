@@ -43,7 +43,7 @@ class SessionPage : public QWidget {
   void setTab(Tab t);
   void setFilters(const QString& action, const QString& decision, const QString& process, const QString& path);
   void selectProcess(uint64_t procId);
-  void whoTouched(const QString& pathOrGlob, bool allSessions);
+  void whoTouched(const QString& pathOrGlob, bool allSessions, bool changesOnly = false);
 
   // Writes the selected events, or every event the filters show, as JSON lines.
   bool exportEvents(const QString& file, QString* error, int* written = nullptr) const;
@@ -66,7 +66,7 @@ class SessionPage : public QWidget {
   void bind(EventModel* events, ProcessTreeModel* procs);
   void updateShownCount();
   void onProcessSelected();
-  std::vector<Touch> whoTouchedLive(const std::string& glob) const;
+  std::vector<Touch> whoTouchedLive(const std::string& glob, bool changesOnly) const;
 
   AuditDatabase* m_db;
   QString m_uuid;
@@ -106,6 +106,7 @@ class SessionPage : public QWidget {
   // Who touched.
   QLineEdit* m_whoPath;
   QCheckBox* m_whoAll;
+  QCheckBox* m_whoChanges;
   QLabel* m_whoStatus;
   QTreeView* m_whoView;
   WhoTouchedModel* m_whoModel;

@@ -87,6 +87,15 @@ std::vector<Capability> capabilities(const Features& f) {
   add("userns", "user namespaces", f.userns_unprivileged, f.userns_detail,
       f.userns_unprivileged ? "non-root users get the session's own pid and mount namespaces"
                             : "root is unaffected; non-root sessions run without their own pid and mount namespaces");
+  // The mount layer needs a private mount namespace: root, or a user
+  // namespace for everyone else.
+  bool mounts = f.root || f.userns_unprivileged;
+  add("mount_layer", "read-only mounts", mounts,
+      mounts ? (f.root ? "private mount namespace (root)" : "private mount namespace (through a user namespace)")
+             : "no private mount namespace for this user",
+      mounts ? "a rule that denies every change to a whole tree is a read-only bind mount in the session: "
+               "no round trip, no race, io_uring included; the audit database and policies are read-only too"
+             : "every rule is enforced by the supervisor alone; sessions are marked degraded");
   add("pidfd_exit_info", "pidfd exit info", f.pidfd_exit_info,
       f.pidfd_exit_info ? "PIDFD_INFO_EXIT" : "no PIDFD_INFO_EXIT (Linux 6.15)",
       f.pidfd_exit_info ? "exit statuses are read from pidfds, even after init reaped the process"

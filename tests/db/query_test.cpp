@@ -86,6 +86,9 @@ TEST_F(QueryTest, ActionByNameAndByGroup) {
   ASSERT_FALSE(bad);
   EXPECT_NE(bad.error().message.find("unknown action 'file.destroy'"), std::string::npos);
   EXPECT_NE(bad.error().message.find("file.mutate"), std::string::npos);  // the known names
+  // Even when nothing else would match.
+  EXPECT_FALSE(r->events({.session = 999, .action = "file.destroy"}));
+  EXPECT_FALSE(r->events({.action = "file.destroy", .path_glob = "/nowhere/**"}));
 }
 
 TEST_F(QueryTest, DecisionMatchesTheOutcomeAskAndLogMatchTheVerdict) {

@@ -412,6 +412,19 @@ void ModelsTest::auditDatabaseReviewAndExport() {
   QCOMPARE(page.whoTouchedModel()->rowCount(page.whoTouchedModel()->index(0, 0)), 2);
   page.whoTouched(QStringLiteral("/p/"), true);  // a directory: everything below
   QCOMPARE(page.whoTouchedModel()->rowCount(), 2);
+  page.whoTouched(QStringLiteral("/p/**"), true, true);  // a glob; changes only
+  QCOMPARE(page.whoTouchedModel()->rowCount(), 2);
+  {
+    // Reads are touches too, unless only changes are asked for.
+    auto w = db::Writer::open(path);
+    QVERIFY(w);
+    (*w)->add_event(sid, makeEvent(3, Action::FileRead, "/p/keep/a", proc(2, 11, "rm")));
+    QVERIFY((*w)->flush());
+  }
+  page.whoTouched(QStringLiteral("/p/keep/a"), false, false);
+  QCOMPARE(page.whoTouchedModel()->rowCount(), 2);
+  page.whoTouched(QStringLiteral("/p/keep/a"), false, true);
+  QCOMPARE(page.whoTouchedModel()->rowCount(), 1);
   page.selectProcess(2);
   QCOMPARE(page.processModel()->procIdOf(page.processModel()->indexOf(2)), uint64_t(2));
 }

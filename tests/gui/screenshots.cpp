@@ -152,6 +152,8 @@ int main(int argc, char** argv) {
   if (!live) fail("no live session");
   w.selectSession(live->uuid());
   w.page()->setTab(SessionPage::EventsTab);
+  // What a user looks at first: what changed, not what was read.
+  w.page()->setFilters(QStringLiteral("file.mutate"), QString(), QString(), QString());
   w.raise();
   settle(600);
   w.page()->eventView()->scrollToBottom();
@@ -186,6 +188,7 @@ int main(int argc, char** argv) {
   settle(300);
 
   // Forensics: the process tree with tar selected.
+  w.page()->setFilters(QString(), QString(), QString(), QString());
   w.page()->setTab(SessionPage::ProcessesTab);
   uint64_t tar = 0;
   for (uint64_t id = 1; id < 200 && !tar; ++id)
@@ -195,7 +198,7 @@ int main(int argc, char** argv) {
   save(&w, out, "screenshot-process-tree.png");
 
   // Who touched .git/, across both sessions.
-  w.page()->whoTouched(proj + QStringLiteral("/.git/"), true);
+  w.page()->whoTouched(proj + QStringLiteral("/.git/"), true, true);
   settle(500);
   save(&w, out, "screenshot-who-touched.png");
   return 0;

@@ -12,7 +12,7 @@ namespace cb {
 namespace {
 
 const std::vector<std::string> kIds = {"seccomp_notify", "seccomp_sync_wakeup", "seccomp_killable_recv", "ebpf",
-                                       "btf", "tracefs", "bpffs", "cgroup2", "landlock", "io_uring", "userns",
+                                       "btf", "tracefs", "bpffs", "cgroup2", "landlock", "io_uring", "userns", "mount_layer",
                                        "pidfd_exit_info"};
 
 Features everything() {

@@ -15,11 +15,10 @@ mkdir -p build
 for i in 1 2 3 4 5 6; do cp src/app/api.py "build/api$i.pyc"; done
 say "running the tests"
 python3 -c 'import sys; sys.exit(0)'
+say "the repository looks stale: resetting it the hard way"
+rm -f .git/HEAD || say "rm was refused"
 say "committing"
 git add -A && git commit -qm "Add a health endpoint"
-
-say "resetting the repository the hard way"
-rm -f .git/HEAD || say "rm was refused"
 
 say "clearing old fixtures and archiving legacy code"
 python3 tools/cleanup.py data &
