@@ -1,3 +1,4 @@
+#include "tracer/paths.h"
 #include "tracer/ask_tty.h"
 
 #include <fcntl.h>
@@ -10,12 +11,6 @@
 
 namespace cb {
 namespace {
-
-int64_t now_ns() {
-  timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return int64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-}
 
 void put(int fd, const std::string& s) {
   size_t off = 0;
@@ -194,7 +189,7 @@ void TtyAsker::prompt(AskRequest req) {
   RawMode raw(fd);
   uint32_t shown_count = req.count;
   for (;;) {
-    int64_t left_ns = req.deadline_ns - now_ns();
+    int64_t left_ns = req.deadline_ns - realtime_ns();
     uint32_t count;
     bool cancelled;
     {

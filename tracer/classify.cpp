@@ -392,6 +392,20 @@ std::string exe_of(pid_t pid) {
   return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string();
 }
 
+// The process a pidfd names, in the supervisor's pid namespace; -1 if none.
+pid_t pid_of_pidfd(int fd) {
+  char p[64];
+  snprintf(p, sizeof p, "/proc/self/fdinfo/%d", fd);
+  UniqueFd info(open(p, O_RDONLY | O_CLOEXEC));
+  if (!info) return -1;
+  char buf[512];
+  ssize_t n = read(info.get(), buf, sizeof buf - 1);
+  if (n <= 0) return -1;
+  buf[n] = 0;
+  const char* s = strstr(buf, "\nPid:");
+  return s ? static_cast<pid_t>(atoi(s + 5)) : -1;
+}
+
 Classified classify_target_process(Action a, pid_t target, const ClassifyEnv& env, uint64_t flags) {
   Classified c;
   c.flags = flags;
@@ -759,18 +773,7 @@ Classified classify(const Call& call, PathContext& ctx, const ClassifyEnv& env) 
       return classify_target_process(Action::ProcSignal, static_cast<pid_t>(a[0]), env, a[2]);
     case __NR_pidfd_send_signal: {
       auto f = target_fd_object(call, as_fd(a[0]), true, env);
-      pid_t target = -1;
-      if (f) {
-        char p[64];
-        snprintf(p, sizeof p, "/proc/self/fdinfo/%d", f->get());
-        std::string info;
-        if (UniqueFd fd{open(p, O_RDONLY | O_CLOEXEC)}) {
-          char buf[512];
-          ssize_t n = read(fd.get(), buf, sizeof buf - 1);
-          if (n > 0) info.assign(buf, static_cast<size_t>(n));
-        }
-        if (auto i = info.find("\nPid:"); i != std::string::npos) target = atoi(info.c_str() + i + 5);
-      }
+      pid_t target = f ? pid_of_pidfd(f->get()) : -1;
       return classify_target_process(Action::ProcSignal, target, env, a[1]);
     }
     // ---- tracing
@@ -785,19 +788,7 @@ Classified classify(const Call& call, PathContext& ctx, const ClassifyEnv& env) 
       return classify_target_process(Action::ProcTrace, static_cast<pid_t>(a[0]), env, 0);
     case __NR_pidfd_getfd: {
       auto f = target_fd_object(call, as_fd(a[0]), true, env);
-      pid_t target = -1;
-      if (f) {
-        char p[64];
-        snprintf(p, sizeof p, "/proc/self/fdinfo/%d", f->get());
-        if (UniqueFd fd{open(p, O_RDONLY | O_CLOEXEC)}) {
-          char buf[512];
-          ssize_t n = read(fd.get(), buf, sizeof buf - 1);
-          if (n > 0) {
-            buf[n] = 0;
-            if (const char* s = strstr(buf, "\nPid:")) target = atoi(s + 5);
-          }
-        }
-      }
+      pid_t target = f ? pid_of_pidfd(f->get()) : -1;
       return classify_target_process(Action::ProcTrace, target, env, a[1]);
     }
     case __NR_prlimit64: {

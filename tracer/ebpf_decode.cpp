@@ -313,32 +313,6 @@ cb_sysdesc to_sysdesc(const TracedSyscall& s) {
   return d;
 }
 
-std::string join_path(std::string_view base, std::string_view rel) {
-  std::string out;
-  auto add = [&out](std::string_view p) {
-    size_t i = 0;
-    while (i <= p.size()) {
-      size_t j = p.find('/', i);
-      if (j == std::string_view::npos) j = p.size();
-      std::string_view c = p.substr(i, j - i);
-      if (!c.empty() && c != ".") {
-        out += '/';
-        out.append(c);
-      }
-      i = j + 1;
-    }
-  };
-  if (!rel.empty() && rel[0] == '/') {
-    add(rel);
-  } else {
-    if (base.empty()) return std::string(rel);
-    add(base);
-    add(rel);
-  }
-  if (out.empty()) out = "/";
-  return out;
-}
-
 std::string render_sockaddr(std::span<const uint8_t> addr, uint16_t sock_type, uint16_t sock_proto,
                             std::string_view cwd) {
   if (addr.size() < sizeof(sa_family_t)) return "family:?";

@@ -16,6 +16,7 @@
 
 #include "bpf/cb_wire.h"
 #include "policy/result.h"
+#include "tracer/paths.h"
 
 namespace cb {
 
@@ -100,10 +101,7 @@ struct TraceRecord {
 // or unknown records are an Error, never a partial record.
 Result<TraceRecord> decode(std::span<const uint8_t> bytes, int64_t realtime_offset_ns);
 
-// base + "/" + rel, with "." components and repeated slashes dropped ("..":
-// kept, since only the kernel knows what it meant across a symlink).  An
-// absolute `rel` is returned as is; an empty one names `base` itself.
-std::string join_path(std::string_view base, std::string_view rel);
+// join_path(): tracer/paths.h
 
 // "tcp:127.0.0.1:8080", "udp:[::1]:53", "unix:/run/x.sock", "unix:@abstract",
 // "unix:" (unnamed), "family:16" for anything else.  `cwd` makes a relative

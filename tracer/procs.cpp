@@ -1,3 +1,4 @@
+#include "tracer/paths.h"
 #include "tracer/procs.h"
 
 #include <fcntl.h>
@@ -14,12 +15,6 @@
 
 namespace cb {
 namespace {
-
-int64_t now_ns() {
-  timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return int64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-}
 
 std::string read_link(pid_t pid, const char* name) {
   char p[64], buf[PATH_MAX];
@@ -107,7 +102,7 @@ ProcessEntry* ProcessTable::create(pid_t tgid) {
   auto info = read_info(tgid);
   if (!info) return nullptr;
   ProcessEntry e;
-  e.started_ns = now_ns();
+  e.started_ns = realtime_ns();
   e.pidfd.reset(static_cast<int>(syscall(SYS_pidfd_open, tgid, 0)));
   if (!e.pidfd) return nullptr;  // gone already
   info->proc_id = next_id_++;
@@ -198,14 +193,14 @@ void ProcessTable::exited(pid_t tgid) {
   if (exit_info(it->second, &status, &sig)) {
     if (on_exit) on_exit(it->second, status, sig);
   } else {
-    zombies_.push_back({std::move(it->second), now_ns()});
+    zombies_.push_back({std::move(it->second), realtime_ns()});
   }
   // A new process may get this pid now: it gets a new entry.
   procs_.erase(it);
 }
 
 bool ProcessTable::poll_exits(bool force) {
-  int64_t t = now_ns();
+  int64_t t = realtime_ns();
   for (auto it = zombies_.begin(); it != zombies_.end();) {
     int status = -1, sig = 0;
     bool got = exit_info(it->entry, &status, &sig);

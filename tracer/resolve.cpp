@@ -420,20 +420,4 @@ std::string fd_path(int fd) {
   return std::string(buf, static_cast<size_t>(n));
 }
 
-std::string join_path(const std::string& dir, std::string_view name) {
-  std::string out = dir.empty() ? std::string("/") : dir;
-  size_t i = 0;
-  while (i < name.size()) {
-    size_t j = name.find('/', i);
-    if (j == std::string_view::npos) j = name.size();
-    std::string_view comp = name.substr(i, j - i);
-    if (!comp.empty() && comp != ".") {
-      if (out.back() != '/') out.push_back('/');
-      out.append(comp);
-    }
-    i = j + 1;
-  }
-  return out;
-}
-
 }  // namespace cb

@@ -25,6 +25,7 @@
 
 #include "policy/result.h"
 #include "tracer/fd.h"
+#include "tracer/paths.h"
 
 namespace cb {
 
@@ -105,7 +106,5 @@ Result<Resolved> resolve_path(PathContext& ctx, int dirfd, std::string_view path
 // The absolute path of an fd as the supervisor sees it.
 std::string fd_path(int fd);
 
-// `parent`'s path + "/" + name, normalised.
-std::string join_path(const std::string& dir, std::string_view name);
 
 }  // namespace cb

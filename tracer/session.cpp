@@ -1,3 +1,4 @@
+#include "tracer/paths.h"
 #include "tracer/session.h"
 
 #include <fcntl.h>
@@ -28,12 +29,6 @@
 
 namespace cb {
 namespace {
-
-int64_t now_ns() {
-  timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return int64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-}
 
 std::string absolute(const std::string& p) {
   if (p.empty() || p[0] == '/') return p;
@@ -221,7 +216,7 @@ int run_session(const RunOptions& o) {
   ss.hostname = host;
   ss.policy_files = files;
   ss.policy_hash = policy->hash;
-  ss.started_ns = now_ns();
+  ss.started_ns = realtime_ns();
   ss.observe = o.observe;
   ss.tracer = ebpf_possible ? (want_seccomp ? "seccomp,ebpf" : "ebpf") : "seccomp";
   ss.ask_mode = o.ask == AskMode::Gui ? "gui" : o.ask == AskMode::Tty ? "tty" : o.ask == AskMode::Deny ? "deny"
@@ -244,7 +239,7 @@ int run_session(const RunOptions& o) {
     degrade(ebpf_missing + "; running seccomp-only (actions no rule decides are not recorded)");
   if (!want_seccomp && !ebpf_possible) {
     std::cerr << "cottonbox: --tracer ebpf needs the eBPF tracer, which is not available here\n";
-    (*writer)->end_session(sid, db::SessionEnd{now_ns(), 125, 0, db::SessionState::Ended});
+    (*writer)->end_session(sid, db::SessionEnd{realtime_ns(), 125, 0, db::SessionState::Ended});
     return 125;
   }
 
@@ -316,7 +311,7 @@ int run_session(const RunOptions& o) {
   }
   if (!launcher) {
     std::cerr << "cottonbox: cannot start the command under supervision\n";
-    (*writer)->end_session(sid, db::SessionEnd{now_ns(), 125, 0, db::SessionState::Ended});
+    (*writer)->end_session(sid, db::SessionEnd{realtime_ns(), 125, 0, db::SessionState::Ended});
     if (!blocker.empty()) unlink(blocker.c_str());
     return 125;
   }
@@ -338,7 +333,7 @@ int run_session(const RunOptions& o) {
       if (!want_seccomp) {
         std::cerr << "cottonbox: --tracer ebpf needs the eBPF tracer, which failed to load\n";
         launcher->kill_all();
-        (*writer)->end_session(sid, db::SessionEnd{now_ns(), 125, 0, db::SessionState::Ended});
+        (*writer)->end_session(sid, db::SessionEnd{realtime_ns(), 125, 0, db::SessionState::Ended});
         return 125;
       }
     }
@@ -354,7 +349,7 @@ int run_session(const RunOptions& o) {
   if (!blocker.empty()) unlink(blocker.c_str());
   if (!started) {
     std::cerr << "cottonbox: " << started.error().message << "\n";
-    (*writer)->end_session(sid, db::SessionEnd{now_ns(), 125, 0, db::SessionState::Ended});
+    (*writer)->end_session(sid, db::SessionEnd{realtime_ns(), 125, 0, db::SessionState::Ended});
     return 125;
   }
   if (abi >= 6 && started->landlock_abi_applied < 6)
@@ -431,11 +426,11 @@ int run_session(const RunOptions& o) {
     out.exit_status = 125;
   }
   if (gui)
-    gui->session_end(db::SessionEnd{now_ns(), out.exit_status < 0 ? 125 : out.exit_status, out.exit_signal, final_state});
+    gui->session_end(db::SessionEnd{realtime_ns(), out.exit_status < 0 ? 125 : out.exit_status, out.exit_signal, final_state});
   asker.reset();
 
   db::SessionEnd end;
-  end.ended_ns = now_ns();
+  end.ended_ns = realtime_ns();
   end.exit_status = out.exit_status;
   end.exit_signal = out.exit_signal;
   end.state = final_state;

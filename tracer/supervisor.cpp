@@ -1,3 +1,4 @@
+#include "tracer/paths.h"
 #include "tracer/supervisor.h"
 
 #include <fcntl.h>
@@ -35,12 +36,6 @@
 
 namespace cb {
 namespace {
-
-int64_t now_ns() {
-  timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return int64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-}
 
 // epoll tags: the low bits say what kind of fd woke us.
 enum Tag : uint64_t { kListener = 1, kSignal, kCtl, kInit, kAnswers, kTimer, kDone, kTrace, kProcBase = 1ull << 32 };
@@ -214,11 +209,11 @@ struct Supervisor::Impl {
       for (auto* s : sinks) s->process(r);
     };
     procs.on_exec = [this](const ProcessEntry& e) {
-      db::ProcessExec x{e.info->proc_id, now_ns(), e.info->comm, e.info->exe, e.info->argv};
+      db::ProcessExec x{e.info->proc_id, realtime_ns(), e.info->comm, e.info->exe, e.info->argv};
       for (auto* s : sinks) s->process_exec(x);
     };
     procs.on_exit = [this](const ProcessEntry& e, int status, int sig) {
-      db::ProcessExit x{e.info->proc_id, now_ns(), status, sig};
+      db::ProcessExit x{e.info->proc_id, realtime_ns(), status, sig};
       for (auto* s : sinks) s->process_exit(x);
     };
     if (opts.asker) {
@@ -276,7 +271,7 @@ struct Supervisor::Impl {
     row.seq = ++seq;
     const Facet& f = c.facets[0];
     Event& ev = row.ev;
-    ev.ts_ns = now_ns();
+    ev.ts_ns = realtime_ns();
     ev.pid = pe ? pe->info->pid : call.tid;
     ev.tid = call.tid;
     ev.action = f.action;
@@ -466,7 +461,7 @@ struct Supervisor::Impl {
   }
 
   void drain_trace(bool ready) {
-    int64_t t = now_ns();
+    int64_t t = realtime_ns();
     if (!ready && t - last_drain_ns < int64_t(kTraceDrainMs) * 1000000) return;
     last_drain_ns = t;
     auto n = opts.tracer->drain([this](const TraceRecord& r) { on_trace(r); });
@@ -675,7 +670,7 @@ struct Supervisor::Impl {
     }
     if (!opts.asker) {
       // Nobody to ask: an unanswered ask is a denial.
-      db::ApprovalRow a{p.row.seq, now_ns(), now_ns(), "no-asker", "deny-once", ""};
+      db::ApprovalRow a{p.row.seq, realtime_ns(), realtime_ns(), "no-asker", "deny-once", ""};
       Creds none;
       finish(p.call, p.cls, p.row, false, pe, none);
       for (auto* s : sinks) s->approval(a);
@@ -684,7 +679,7 @@ struct Supervisor::Impl {
     Parked pk;
     pk.ask_id = next_ask++;
     pk.fold_key = key;
-    pk.asked_ns = now_ns();
+    pk.asked_ns = realtime_ns();
     pk.deadline_ns = pk.asked_ns + std::chrono::duration_cast<std::chrono::nanoseconds>(opts.ask_timeout).count();
     pk.proc_id = pe ? pe->info->proc_id : 0;
     pk.action = bit(f.action);
@@ -726,7 +721,7 @@ struct Supervisor::Impl {
     if (a == AskAnswer::AllowTree || a == AskAnswer::DenyTree || a == AskAnswer::AllowAlways ||
         a == AskAnswer::DenyAlways)
       grants.push_back({pk.proc_id, pk.action, allow});
-    int64_t t = now_ns();
+    int64_t t = realtime_ns();
     for (auto& p : pk.requests) {
       ProcessEntry* pe = procs.lookup(p.call.tid);
       if (!listener.id_valid(p.call.id)) {
@@ -744,7 +739,7 @@ struct Supervisor::Impl {
   }
 
   void expire_asks() {
-    int64_t t = now_ns();
+    int64_t t = realtime_ns();
     std::vector<uint64_t> due;
     for (auto& [id, pk] : parked)
       if (pk.deadline_ns <= t) due.push_back(id);
