@@ -152,10 +152,7 @@ int main(int argc, char** argv) {
   if (*doctor) return cb::run_doctor(doctor_json, std::cout);
   std::string db_path = db.empty() ? cb::db::default_db_path() : db;
   auto reader = cb::db::Reader::open(db_path);
-  if (!reader) {
-    std::cerr << "cottonbox: cannot open " << db_path << ": " << reader.error().message << "\n";
-    return kOwnError;
-  }
+  if (!reader) return cb::db::report_error(reader.error());
   if (*sessions) return cb::db::print_sessions(**reader, json, std::cout);
   if (*events) {
     if (q_session) q.session = q_session;

@@ -761,7 +761,8 @@ Writer::Impl::Outcome Writer::Impl::write_batch() {
       if (auto* b = std::get_if<Begin>(&rec.body))
         b->reply.set_value(Error{out.error.err, "cannot record the session in " + path + ": " +
                                                     out.error.message});
-    std::erase_if(batch, [](const Record& r) { return std::holds_alternative<Begin>(r.body); });
+    out.refused += std::erase_if(
+        batch, [](const Record& r) { return std::holds_alternative<Begin>(r.body); });
   }
   return out;
 }

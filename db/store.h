@@ -110,7 +110,8 @@ struct WriterStats {
   uint64_t queued = 0;     // records accepted
   uint64_t committed = 0;  // records in the database
   uint64_t errors = 0;     // failed commits (the records are retried, then reported)
-  uint64_t refused = 0;    // records SQLite rejected on their own (skipped so the rest commit)
+  uint64_t refused = 0;    // records given up: rejected by SQLite on their own (skipped so the
+                           // rest commit), or session starts that failed (the caller was told)
   uint64_t backlog = 0;    // records queued and not yet committed: the queue's memory, ~400 B each
   std::string last_error;  // the latest failure, "" if none
 };
@@ -119,7 +120,7 @@ class Writer {
  public:
   // Creates the file (and its directory) if needed, sets WAL, checks/creates
   // the schema.  Also marks sessions whose supervisor is gone (same boot,
-  // pid not running cottonbox) as aborted.
+  // pid not running cottonbox; or another boot) as aborted.
   static Result<std::unique_ptr<Writer>> open(const std::string& path);
   ~Writer();  // commits everything queued, stops the thread
   Writer(const Writer&) = delete;

@@ -2,6 +2,9 @@
 
 #include <QBrush>
 #include <QFont>
+#include <algorithm>
+#include <chrono>
+#include <limits>
 
 #include "gui/text.h"
 
@@ -11,7 +14,11 @@ EventModel::EventModel(size_t capacity, QObject* parent)
     : QAbstractTableModel(parent), m_capacity(capacity ? capacity : 1) {
   m_timer.setInterval(kDefaultBatchMs);
   m_timer.setSingleShot(true);
-  connect(&m_timer, &QTimer::timeout, this, &EventModel::flush);
+  connect(&m_timer, &QTimer::timeout, this, [this] {
+    auto now = std::chrono::system_clock::now().time_since_epoch();
+    flushUpTo(std::chrono::duration_cast<std::chrono::nanoseconds>(now).count() - m_holdNs);
+    if (!m_pending.empty()) m_timer.start();
+  });
 }
 
 void EventModel::setBatchInterval(int ms) { m_timer.setInterval(ms); }
@@ -21,11 +28,18 @@ void EventModel::enqueue(EventItem item) {
   if (!m_timer.isActive()) m_timer.start();
 }
 
-void EventModel::flush() {
+void EventModel::flush() { flushUpTo(std::numeric_limits<int64_t>::max()); }
+
+void EventModel::flushUpTo(int64_t cutoffNs) {
   m_timer.stop();
   if (m_pending.empty()) return;
-  std::vector<EventItem> batch;
-  batch.swap(m_pending);
+  auto byTime = [](const EventItem& a, const EventItem& b) { return a.row.ev.ts_ns < b.row.ev.ts_ns; };
+  std::stable_sort(m_pending.begin(), m_pending.end(), byTime);
+  auto ready = std::find_if(m_pending.begin(), m_pending.end(),
+                            [&](const EventItem& e) { return e.row.ev.ts_ns > cutoffNs; });
+  if (ready == m_pending.begin()) return;
+  std::vector<EventItem> batch(std::make_move_iterator(m_pending.begin()), std::make_move_iterator(ready));
+  m_pending.erase(m_pending.begin(), ready);
   if (batch.size() > m_capacity) {
     // A burst larger than the whole table: only its newest rows could show.
     size_t skip = batch.size() - m_capacity;
@@ -49,6 +63,10 @@ void EventModel::flush() {
 }
 
 void EventModel::reset(std::vector<EventItem> items) {
+  // The database's order is the order events were recorded in, not quite
+  // the order they happened in.
+  std::stable_sort(items.begin(), items.end(),
+                   [](const EventItem& a, const EventItem& b) { return a.row.ev.ts_ns < b.row.ev.ts_ns; });
   beginResetModel();
   m_pending.clear();
   m_rows.assign(std::make_move_iterator(items.begin()), std::make_move_iterator(items.end()));

@@ -33,14 +33,19 @@ class EventModel : public QAbstractTableModel {
 
   static constexpr size_t kDefaultCapacity = 50000;
   static constexpr int kDefaultBatchMs = 40;
+  static constexpr int kDefaultHoldBackMs = 150;
 
   explicit EventModel(size_t capacity = kDefaultCapacity, QObject* parent = nullptr);
 
-  // Live: queued, then inserted as one batch at most every batch interval.
+  // Live: queued, then inserted as one batch at most every batch interval,
+  // in time order.  Events from the eBPF tracer arrive a little after the
+  // supervisor's own, so the newest are held back briefly (the hold-back)
+  // for late ones to find their place; no row is ever moved afterwards.
   void enqueue(EventItem item);
-  // Inserts what is queued now (the timer calls it; tests too).
+  // Inserts everything queued, now (the session ended; tests).
   void flush();
   void setBatchInterval(int ms);
+  void setHoldBack(int ms) { m_holdNs = int64_t(ms) * 1000000; }
   // Review: replaces every row at once.
   void reset(std::vector<EventItem> items);
   void clear();
@@ -63,8 +68,11 @@ class EventModel : public QAbstractTableModel {
   void rowsAppended(int count);
 
  private:
+  void flushUpTo(int64_t cutoffNs);
+
   std::deque<EventItem> m_rows;
   std::vector<EventItem> m_pending;
+  int64_t m_holdNs = 150 * 1000000;
   QTimer m_timer;
   size_t m_capacity;
   uint64_t m_evicted = 0;

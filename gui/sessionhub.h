@@ -43,9 +43,11 @@ class LiveSession : public QObject {
   EventModel* eventModel() const { return m_eventModel; }
   ProcessTreeModel* processModel() const { return m_processModel; }
 
+  // Takes in one message of this session (the hub routes them; tests too).
+  void apply(const proto::Message& m);
+
  private:
   friend class SessionHub;
-  void apply(const proto::Message& m);
 
   quint64 m_connection;
   proto::Hello m_hello;

@@ -98,7 +98,8 @@ QString SessionListModel::stateText(const Row& r) const {
   if (r.live) {
     switch (r.live->state()) {
       case LiveSession::State::Running: return tr("running");
-      case LiveSession::State::Ended: return tr("ended");
+      case LiveSession::State::Ended:
+        return r.live->end() && r.live->end()->state == db::SessionState::Aborted ? tr("aborted") : tr("ended");
       case LiveSession::State::Lost:
         if (r.stored && r.stored->state != db::SessionState::Running) break;
         return tr("connection lost");

@@ -171,12 +171,21 @@ QWidget* SessionPage::buildEventsTab() {
   v->addWidget(m_eventView, 1);
   v->addWidget(m_shown);
 
-  connect(m_action, &QComboBox::currentIndexChanged, this, [this] { m_filter->setAction(m_action->currentData().toString()); });
-  connect(m_decision, &QComboBox::currentIndexChanged, this,
-          [this] { m_filter->setDecision(m_decision->currentData().toString()); });
+  // The filters apply to the process tree's events too: "what did tar
+  // change" is one filter and one click.
+  connect(m_action, &QComboBox::currentIndexChanged, this, [this] {
+    for (auto* f : {m_filter, m_procFilter}) f->setAction(m_action->currentData().toString());
+    onProcessSelected();
+  });
+  connect(m_decision, &QComboBox::currentIndexChanged, this, [this] {
+    for (auto* f : {m_filter, m_procFilter}) f->setDecision(m_decision->currentData().toString());
+    onProcessSelected();
+  });
   connect(m_process, &QLineEdit::textChanged, m_filter, &EventFilterModel::setProcess);
   connect(m_path, &QLineEdit::textChanged, this, [this](const QString& t) {
     m_filter->setPath(t);
+    m_procFilter->setPath(t);
+    onProcessSelected();
     m_path->setToolTip(m_filter->pathError());
     m_path->setStyleSheet(m_filter->pathError().isEmpty() ? QString() : QStringLiteral("QLineEdit { color: #b42318; }"));
   });
@@ -203,7 +212,7 @@ QWidget* SessionPage::buildProcessesTab() {
   m_tree = new QTreeView(split);
   m_tree->setUniformRowHeights(true);
   m_tree->setAlternatingRowColors(false);
-  m_tree->setTextElideMode(Qt::ElideMiddle);
+  m_tree->setTextElideMode(Qt::ElideRight);
   m_tree->header()->setStretchLastSection(true);
   m_tree->setStyleSheet(QStringLiteral("QTreeView { border: 1px solid #d0d7de; selection-background-color: #dbe7fb; selection-color: #1f2328; }"
                                        "QHeaderView::section { background: #f6f8fa; border: none; border-bottom: 1px solid #d0d7de;"
@@ -225,7 +234,7 @@ QWidget* SessionPage::buildProcessesTab() {
   v->addWidget(m_procEvents, 1);
   split->setStretchFactor(0, 2);
   split->setStretchFactor(1, 3);
-  split->setSizes({580, 820});
+  split->setSizes({640, 760});
   connect(m_withChildren, &QCheckBox::toggled, this, &SessionPage::onProcessSelected);
   return split;
 }
@@ -374,7 +383,8 @@ void SessionPage::refreshHeader(const std::optional<db::SessionSummary>& storedN
   bool running = m_live ? m_live->state() == LiveSession::State::Running
                         : (m_stored && m_stored->state == db::SessionState::Running);
   bool lost = m_live && m_live->state() == LiveSession::State::Lost;
-  bool aborted = !m_live && m_stored && m_stored->state == db::SessionState::Aborted;
+  bool aborted = m_live ? m_live->end() && m_live->end()->state == db::SessionState::Aborted
+                        : m_stored && m_stored->state == db::SessionState::Aborted;
   if (running) badges << pill(tr("RUNNING"), "#dafbe1", "#1a7f37");
   else if (lost) badges << pill(tr("CONNECTION LOST"), "#ffebe9", "#b42318");
   else if (aborted) badges << pill(tr("ABORTED"), "#ffebe9", "#b42318");
@@ -438,11 +448,19 @@ void SessionPage::onProcessSelected() {
   const db::StoredProcess* p = m_procs->process(id);
   std::set<uint64_t> ids = m_withChildren->isChecked() ? m_procs->subtree(id) : std::set<uint64_t>{id};
   m_procFilter->setProcIds(ids);
-  m_procTitle->setText(tr("<b>%1</b> (pid %2)%3 — %4 events")
+  QStringList filters;
+  if (!m_action->currentData().toString().isEmpty()) filters << m_action->currentText();
+  if (!m_decision->currentData().toString().isEmpty()) filters << m_decision->currentText().toLower();
+  if (!m_path->text().isEmpty()) filters << m_path->text();
+  m_procTitle->setText(tr("<b>%1</b> (pid %2)%3 — %4%5")
                            .arg(safe(p->row.comm).toHtmlEscaped())
                            .arg(p->row.pid)
-                           .arg(ids.size() > 1 ? tr(" and %n descendant(s)", nullptr, static_cast<int>(ids.size() - 1)) : QString())
-                           .arg(count(static_cast<uint64_t>(m_procFilter->rowCount()))));
+                           .arg(ids.size() > 1 ? tr(" and %1").arg(counted(ids.size() - 1, "descendant", "descendants"))
+                                               : QString())
+                           .arg(counted(static_cast<uint64_t>(m_procFilter->rowCount()), "event", "events"))
+                           .arg(filters.isEmpty() ? QString()
+                                                  : tr("  <span style='color:#57606a'>(filtered: %1)</span>")
+                                                        .arg(filters.join(QStringLiteral(", ")).toHtmlEscaped())));
 }
 
 std::vector<Touch> SessionPage::whoTouchedLive(const std::string& pattern, bool changesOnly) const {

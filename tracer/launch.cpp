@@ -316,6 +316,8 @@ bool write_file(const std::string& path, const std::string& text) {
 
 }  // namespace
 
+int g_reserved_ctl_fd = -1;
+
 void record_inherited_fds() {
   g_inherited_count = 0;
   if (DIR* d = opendir("/proc/self/fd")) {
@@ -328,6 +330,7 @@ void record_inherited_fds() {
     closedir(d);
   }
   std::sort(g_inherited, g_inherited + g_inherited_count);
+  g_reserved_ctl_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
   sigprocmask(SIG_SETMASK, nullptr, &g_signals.mask);
   for (int s = 1; s < NSIG; ++s) sigaction(s, nullptr, &g_signals.actions[s]);
   g_signals.recorded = true;
@@ -342,6 +345,11 @@ Launcher::~Launcher() {
 Result<Ok> Launcher::prepare(std::vector<MountFailure>* failures) {
   int sv[2];
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv)) return Error::from_errno("socketpair");
+  if (g_reserved_ctl_fd >= 0 && dup3(sv[0], g_reserved_ctl_fd, O_CLOEXEC) == g_reserved_ctl_fd) {
+    close(sv[0]);
+    sv[0] = g_reserved_ctl_fd;
+    g_reserved_ctl_fd = -1;  // one session per process
+  }
   UniqueFd mine(sv[0]), theirs(sv[1]);
   int one = 1;
   setsockopt(mine.get(), SOL_SOCKET, SO_PASSCRED, &one, sizeof one);

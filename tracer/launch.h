@@ -71,7 +71,13 @@ struct Launched {
   int landlock_abi_applied = 0;
 };
 
-// Records the fds cottonbox inherited (kept for the command); call first in main().
+// Records the fds cottonbox inherited (kept for the command) and reserves a
+// low fd number for init's control channel; call first in main().
+//
+// Why the reservation: when a process dies the kernel closes its fds in
+// number order, and detaching the eBPF tracer's tracepoints takes seconds.
+// With the control channel below them, init sees the hang-up first and
+// ends the session at once.
 void record_inherited_fds();
 
 // Stage 1: clone init and let it build the mount layer.  On a mount failure

@@ -196,10 +196,22 @@ int run_session(const RunOptions& o) {
   bool want_seccomp = o.tracer != "ebpf";
   std::optional<EbpfTracer> tracer;
   std::string ebpf_missing;
-  bool ebpf_possible = want_ebpf && !fake_missing("ebpf") && has_bpf_privileges();
-  if (want_ebpf && !ebpf_possible)
-    ebpf_missing = fake_missing("ebpf") ? "eBPF unavailable (COTTONBOX_FAKE_MISSING)"
-                                        : "no eBPF tracer: it needs root or CAP_BPF+CAP_PERFMON";
+  if (want_ebpf) {
+    if (fake_missing("ebpf")) {
+      ebpf_missing = "eBPF unavailable (COTTONBOX_FAKE_MISSING)";
+    } else if (!EbpfTracer::built_in()) {
+      ebpf_missing = "no eBPF tracer: this cottonbox was built without it";
+    } else if (!has_bpf_privileges()) {
+      ebpf_missing = "no eBPF tracer: it needs root or CAP_BPF+CAP_PERFMON";
+    } else {
+      // Loaded before anything is planned: what the supervisor must see
+      // depends on whether the tracer records the rest.
+      auto t = EbpfTracer::open();
+      if (t) tracer.emplace(std::move(*t));
+      else ebpf_missing = "no eBPF tracer: " + t.error().message;
+    }
+  }
+  bool ebpf_possible = tracer.has_value();
 
   // Start the session row (this also creates the -wal/-shm files, which the
   // session must not be able to touch).
@@ -320,24 +332,6 @@ int run_session(const RunOptions& o) {
       store.degraded("optional read-only mount skipped: " + plan.mounts[f.op].path + ": " + strerror(f.err));
   for (auto& n : plan.notes) store.degraded(n);
 
-  // The tracer is loaded after init exists (it waits for the go), so that
-  // init's control channel gets a lower fd number than the tracer's: if the
-  // supervisor dies, the kernel closes fds in order, and init sees the hang-up
-  // (and ends the session) before the seconds it takes to detach tracepoints.
-  if (ebpf_possible) {
-    auto t = EbpfTracer::open();
-    if (t) {
-      tracer.emplace(std::move(*t));
-    } else {
-      degrade("no eBPF tracer: " + t.error().message + "; running seccomp-only (actions no rule decides are not recorded)");
-      if (!want_seccomp) {
-        std::cerr << "cottonbox: --tracer ebpf needs the eBPF tracer, which failed to load\n";
-        launcher->kill_all();
-        (*writer)->end_session(sid, db::SessionEnd{realtime_ns(), 125, 0, db::SessionState::Ended});
-        return 125;
-      }
-    }
-  }
   if (tracer) {
     // Before init forks the command: nothing of the session escapes it.
     if (auto t = tracer->track(launcher->init_pid()); !t) {

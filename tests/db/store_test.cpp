@@ -669,7 +669,7 @@ TEST_F(StoreTest, AFailingDiskLosesNothingAndIsRetried) {
     if (setrlimit(RLIMIT_FSIZE, &rl) != 0) return 16;
     if (auto f = (*w)->flush(); !f) return fprintf(stderr, "flush: %s\n", f.error().message.c_str()), 17;
     st = (*w)->stats();
-    if (st.committed != st.queued) return 18;
+    if (st.committed + st.refused != st.queued || st.refused != 1 || st.backlog != 0) return 18;
     w->reset();
     auto r = Reader::open(p);
     if (!r) return 19;

@@ -26,6 +26,7 @@ class ModelsTest : public QObject {
  private slots:
   void eventModelStaysBoundedWithoutGhostRows();
   void eventModelInsertsInBatches();
+  void eventModelPutsLateEventsInTimeOrder();
   void eventModelKeepsUpWithABurst();
   void eventFilterMatchesWhatUsersType();
   void eventFilterFollowsLiveInserts();

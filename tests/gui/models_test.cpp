@@ -126,6 +126,37 @@ void ModelsTest::eventModelInsertsInBatches() {
   QCOMPARE(inserted.at(0).at(2).toInt(), 999);
 }
 
+void ModelsTest::eventModelPutsLateEventsInTimeOrder() {
+  EventModel m;
+  Tester t(&m, kFatal);
+  m.setHoldBack(300);
+  int64_t now = nowNs();
+  auto at = [&](uint64_t seq, int64_t offsetMs) {
+    EventItem e = item(seq);
+    e.row.ev.ts_ns = now + offsetMs * 1000000;
+    return e;
+  };
+  // The supervisor's events first, the eBPF tracer's a little later.
+  m.enqueue(at(1, -1000));
+  m.enqueue(at(3, -998));
+  m.enqueue(at(2, -999));
+  m.enqueue(at(5, 0));  // too recent: held back
+  QTRY_COMPARE(m.rowCount(), 3);
+  QCOMPARE(m.item(0).row.seq, uint64_t(1));
+  QCOMPARE(m.item(1).row.seq, uint64_t(2));
+  QCOMPARE(m.item(2).row.seq, uint64_t(3));
+  m.enqueue(at(4, -1));  // late, but within the hold-back: before 5
+  QTRY_COMPARE(m.rowCount(), 5);
+  QCOMPARE(m.item(3).row.seq, uint64_t(4));
+  QCOMPARE(m.item(4).row.seq, uint64_t(5));
+  // Review: the database's rows in time order.
+  std::vector<EventItem> v{at(9, 5), at(7, 3), at(8, 3)};
+  m.reset(std::move(v));
+  QCOMPARE(m.item(0).row.seq, uint64_t(7));
+  QCOMPARE(m.item(1).row.seq, uint64_t(8));
+  QCOMPARE(m.item(2).row.seq, uint64_t(9));
+}
+
 void ModelsTest::eventModelKeepsUpWithABurst() {
   // 5,000 events a second for four seconds of simulated time, into a
   // filtered, visible table that reaches its bound halfway through.
@@ -300,6 +331,8 @@ void ModelsTest::sessionListMergesLiveAndStored() {
   m.addLive(&live2);
   QCOMPARE(m.rowCount(), 3);  // the same session, now live
   QCOMPARE(m.stateText(m.row(m.rowOf(QStringLiteral("u2")))), QStringLiteral("running"));
+  live2.apply(proto::EndMsg{2, db::SessionEnd{300, 125, 0, db::SessionState::Aborted}});
+  QCOMPARE(m.stateText(m.row(m.rowOf(QStringLiteral("u2")))), QStringLiteral("aborted"));
 
   proto::Hello h4;
   h4.session = summary(4, "u4", 400);

@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <functional>
 
+#include "gui/eventmodel.h"
 #include "gui/guiserver.h"
 #include "gui/mainwindow.h"
 #include "gui/promptcontroller.h"
@@ -156,7 +157,13 @@ int main(int argc, char** argv) {
   w.page()->setFilters(QStringLiteral("file.mutate"), QString(), QString(), QString());
   w.raise();
   settle(600);
-  w.page()->eventView()->scrollToBottom();
+  // Scrolled up to the denial, as a user would.
+  auto* filter = w.page()->eventFilter();
+  for (int r = 0; r < filter->rowCount(); ++r)
+    if (filter->index(r, 0).data(EventModel::ToneRole).toInt() == static_cast<int>(Tone::Deny)) {
+      w.page()->eventView()->scrollTo(filter->index(r, 0), QAbstractItemView::PositionAtCenter);
+      break;
+    }
   settle(200);
   save(&w, out, "screenshot-live-events.png");
 
@@ -188,7 +195,6 @@ int main(int argc, char** argv) {
   settle(300);
 
   // Forensics: the process tree with tar selected.
-  w.page()->setFilters(QString(), QString(), QString(), QString());
   w.page()->setTab(SessionPage::ProcessesTab);
   uint64_t tar = 0;
   for (uint64_t id = 1; id < 200 && !tar; ++id)
