@@ -49,8 +49,10 @@ class AskBackend {
   // The request ended without this backend (timeout, target gone).
   virtual void cancel(uint64_t ask_id) { (void)ask_id; }
 
-  // Set by the supervisor before the first ask; thread-safe.
-  std::function<void(uint64_t ask_id, AskAnswer answer, const std::string& by)> answer;
+  // Set by the supervisor before the first ask; thread-safe.  `rule_written`:
+  // the text of a rule saved for "always" answers (recorded with the approval).
+  std::function<void(uint64_t ask_id, AskAnswer answer, const std::string& by, const std::string& rule_written)>
+      answer;
 };
 
 }  // namespace cb

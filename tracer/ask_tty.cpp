@@ -228,7 +228,7 @@ void TtyAsker::prompt(AskRequest req) {
       default: continue;
     }
     put(fd, std::string("\r\033[K  ") + std::string(ask_answer_name(a)) + "\n");
-    if (answer) answer(req.ask_id, a, "tty");
+    if (answer) answer(req.ask_id, a, "tty", "");
     return;
   }
 }

@@ -198,7 +198,7 @@ struct GuiClient::Impl {
       // An answer for an ask that has ended (or never was) changes nothing.
       if (asks.erase(a->ask_id) == 0) return;
     }
-    if (owner->answer) owner->answer(a->ask_id, to_ask_answer(*a), a->by.empty() ? server_name : a->by);
+    if (owner->answer) owner->answer(a->ask_id, to_ask_answer(*a), a->by.empty() ? server_name : a->by, a->rule);
   }
 
   void loop() {

@@ -100,7 +100,8 @@ class FixedAsker : public AskBackend {
   explicit FixedAsker(bool allow) : allow_(allow) {}
   std::string name() const override { return allow_? "allow" : "deny"; }
   void ask(const AskRequest& r) override {
-    if (answer) answer(r.ask_id, allow_ ? AskAnswer::AllowOnce : AskAnswer::DenyOnce, allow_ ? "--ask allow" : "--ask deny");
+    if (answer)
+      answer(r.ask_id, allow_ ? AskAnswer::AllowOnce : AskAnswer::DenyOnce, allow_ ? "--ask allow" : "--ask deny", "");
   }
 
  private:

@@ -139,7 +139,7 @@ struct Supervisor::Impl {
   std::map<uint64_t, Parked> parked;
   std::vector<Grant> grants;
   std::mutex answers_mu;
-  std::deque<std::tuple<uint64_t, AskAnswer, std::string>> answers;
+  std::deque<std::tuple<uint64_t, AskAnswer, std::string, std::string>> answers;
 
   Impl(SupervisorOptions o, Launched l, std::vector<Sink*> s)
       : opts(std::move(o)),
@@ -217,10 +217,10 @@ struct Supervisor::Impl {
       for (auto* s : sinks) s->process_exit(x);
     };
     if (opts.asker) {
-      opts.asker->answer = [this](uint64_t id, AskAnswer a, const std::string& by) {
+      opts.asker->answer = [this](uint64_t id, AskAnswer a, const std::string& by, const std::string& rule) {
         {
           std::lock_guard<std::mutex> g(answers_mu);
-          answers.emplace_back(id, a, by);
+          answers.emplace_back(id, a, by, rule);
         }
         uint64_t one = 1;
         (void)!write(answers_fd.get(), &one, sizeof one);
@@ -711,7 +711,7 @@ struct Supervisor::Impl {
     timerfd_settime(timer_fd.get(), TFD_TIMER_ABSTIME, &its, nullptr);
   }
 
-  void answer(uint64_t ask_id, AskAnswer a, const std::string& by) {
+  void answer(uint64_t ask_id, AskAnswer a, const std::string& by, const std::string& rule_written = "") {
     auto it = parked.find(ask_id);
     if (it == parked.end()) return;
     Parked pk = std::move(it->second);
@@ -733,7 +733,7 @@ struct Supervisor::Impl {
         Creds creds = procs.creds(p.call.tid);
         finish(p.call, p.cls, p.row, allow, pe, creds);
       }
-      db::ApprovalRow ar{p.row.seq, pk.asked_ns, t, by, std::string(ask_answer_name(a)), ""};
+      db::ApprovalRow ar{p.row.seq, pk.asked_ns, t, by, std::string(ask_answer_name(a)), rule_written};
       for (auto* s : sinks) s->approval(ar);
     }
   }
@@ -752,12 +752,12 @@ struct Supervisor::Impl {
   void drain_answers() {
     uint64_t n;
     (void)!read(answers_fd.get(), &n, sizeof n);
-    std::deque<std::tuple<uint64_t, AskAnswer, std::string>> got;
+    std::deque<std::tuple<uint64_t, AskAnswer, std::string, std::string>> got;
     {
       std::lock_guard<std::mutex> g(answers_mu);
       got.swap(answers);
     }
-    for (auto& [id, a, by] : got) answer(id, a, by);
+    for (auto& [id, a, by, rule] : got) answer(id, a, by, rule);
   }
 
   // ---------------------------------------------------------- lifecycle --

@@ -153,7 +153,8 @@ struct Answers {
   std::condition_variable cv;
   std::vector<std::tuple<uint64_t, AskAnswer, std::string>> got;
   void attach(GuiClient& c) {
-    c.answer = [this](uint64_t id, AskAnswer a, const std::string& by) {
+    c.answer = [this](uint64_t id, AskAnswer a, const std::string& by, const std::string& rule) {
+      (void)rule;
       std::lock_guard<std::mutex> g(mu);
       got.emplace_back(id, a, by);
       cv.notify_all();
