@@ -172,7 +172,8 @@ Result<Ok> ensure_schema(sql::Database& db, const std::string& path, bool create
                           "); upgrade cottonbox or choose another file with --db"};
     if (v != 0 && v < kSchemaVersion)
       return Error{0, path + " has schema version " + std::to_string(v) +
-                          ", which this build cannot upgrade"};
+                          ", which this build cannot upgrade; move the file aside (a new one is "
+                          "created) or choose another file with --db"};
     return Ok{};
   };
   if (auto r = check(*version); !r) return r;

@@ -22,7 +22,8 @@
 
 namespace cb::db {
 
-constexpr int kSchemaVersion = 1;
+// 2: the first schema a release writes (1 was a development layout).
+constexpr int kSchemaVersion = 2;
 constexpr std::chrono::milliseconds kCommitInterval{50};
 
 // ---------------------------------------------------------------- records --

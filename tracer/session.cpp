@@ -252,7 +252,7 @@ int run_session(const RunOptions& o) {
     degrade(ebpf_missing + "; running seccomp-only (actions no rule decides are not recorded)");
   if (!want_seccomp && !ebpf_possible) {
     std::cerr << "cottonbox: --tracer ebpf needs the eBPF tracer, which is not available here\n";
-    (*writer)->end_session(sid, db::SessionEnd{realtime_ns(), 125, 0, db::SessionState::Ended});
+    (void)(*writer)->end_session(sid, db::SessionEnd{realtime_ns(), 125, 0, db::SessionState::Ended});
     return 125;
   }
 
@@ -324,7 +324,7 @@ int run_session(const RunOptions& o) {
   }
   if (!launcher) {
     std::cerr << "cottonbox: cannot start the command under supervision\n";
-    (*writer)->end_session(sid, db::SessionEnd{realtime_ns(), 125, 0, db::SessionState::Ended});
+    (void)(*writer)->end_session(sid, db::SessionEnd{realtime_ns(), 125, 0, db::SessionState::Ended});
     if (!blocker.empty()) unlink(blocker.c_str());
     return 125;
   }
@@ -344,7 +344,7 @@ int run_session(const RunOptions& o) {
   if (!blocker.empty()) unlink(blocker.c_str());
   if (!started) {
     std::cerr << "cottonbox: " << started.error().message << "\n";
-    (*writer)->end_session(sid, db::SessionEnd{realtime_ns(), 125, 0, db::SessionState::Ended});
+    (void)(*writer)->end_session(sid, db::SessionEnd{realtime_ns(), 125, 0, db::SessionState::Ended});
     return 125;
   }
   if (abi >= 6 && started->landlock_abi_applied < 6)
@@ -424,6 +424,13 @@ int run_session(const RunOptions& o) {
     gui->session_end(db::SessionEnd{realtime_ns(), out.exit_status < 0 ? 125 : out.exit_status, out.exit_signal, final_state});
   asker.reset();
 
+  // Never silent about the trail: records the store could not keep.
+  if (auto st = (*writer)->stats(); st.refused || st.errors) {
+    std::string why = std::to_string(st.refused) + " records could not be written to the audit database" +
+                      (st.last_error.empty() ? "" : " (" + st.last_error + ")");
+    std::cerr << "cottonbox: " << why << "\n";
+    store.degraded(why);
+  }
   db::SessionEnd end;
   end.ended_ns = realtime_ns();
   end.exit_status = out.exit_status;
