@@ -388,6 +388,9 @@ int print_tree(Reader& reader, int64_t session, bool json, std::ostream& out) {
       if (p.denials > 0) counts += ", " + std::to_string(p.denials) + " denied";
       std::string cmd = p.row.argv.empty() ? "[" + escape_for_terminal(p.row.comm) + "]"
                                            : shell_join(p.row.argv);
+      // One process, one line: a linker's argv would bury the tree (--json has it all).
+      constexpr size_t kMaxCmd = 160;
+      if (cmd.size() > kMaxCmd) cmd = cmd.substr(0, kMaxCmd - 3) + "...";
       std::string connector = it.root ? "" : (it.last ? "└─ " : "├─ ");
       out << it.prefix << connector << p.row.pid << " " << cmd << "  " << status << "  "
           << counts << "\n";

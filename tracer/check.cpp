@@ -104,6 +104,7 @@ int run_check(const std::vector<std::string>& policy_files, const std::map<std::
     }
     j["mounts"] = mounts;
     j["notes"] = plan.notes;
+    j["weakened"] = plan.weakened;
     out << j.dump(2) << "\n";
     return 0;
   }
@@ -127,6 +128,7 @@ int run_check(const std::vector<std::string>& policy_files, const std::map<std::
   out << "\nReaching the supervisor (everything else never leaves the kernel):\n";
   for (const auto& f : notified_families(plan.filter)) out << "  " << f << "\n";
   for (const auto& n : plan.notes) out << "\nnote: " << n << "\n";
+  for (const auto& w : plan.weakened) out << "\nweakened: " << w << "\n";
   return 0;
 }
 

@@ -196,7 +196,7 @@ Plan make_plan(const Policy& p, const PlanInput& in) {
     }
     constexpr size_t kLimit = 200000;
     if (!collect_multilinked(trees, plan.inodes, kLimit))
-      plan.notes.push_back("more than " + std::to_string(kLimit) +
+      plan.weakened.push_back("more than " + std::to_string(kLimit) +
                            " entries under protected trees: hard links beyond them are not known");
   }
 
@@ -312,7 +312,7 @@ Plan make_plan(const Policy& p, const PlanInput& in) {
     f = g;
     for (const auto& l : plan.layers)
       if (l.layer.find("notify") != std::string::npos)
-        plan.notes.push_back("rule " + l.rule_id + " needs the supervisor, which --tracer ebpf leaves out: recorded, not enforced");
+        plan.weakened.push_back("rule " + l.rule_id + " needs the supervisor, which --tracer ebpf leaves out: recorded, not enforced");
   }
   f.io_uring_allowed = false;
   {

@@ -44,7 +44,8 @@ struct Plan {
   std::vector<ProtectedDevice> devices;
   InodeAliases inodes;                        // files under protected trees with other names
   std::vector<RuleLayer> layers;              // one per rule, for `check`
-  std::vector<std::string> notes;             // what the plan could not do exactly
+  std::vector<std::string> notes;             // how rules are enforced, for `check`
+  std::vector<std::string> weakened;          // what the session cannot enforce or record as asked: degraded
 };
 
 Plan make_plan(const Policy& p, const PlanInput& in);

@@ -331,7 +331,7 @@ int run_session(const RunOptions& o) {
   for (auto& f : fails)
     if (f.op < plan.mounts.size() && plan.mounts[f.op].kind != MountKind::Proc)
       store.degraded("optional read-only mount skipped: " + plan.mounts[f.op].path + ": " + strerror(f.err));
-  for (auto& n : plan.notes) store.degraded(n);
+  for (auto& w : plan.weakened) degrade(w);
 
   if (tracer) {
     // Before init forks the command: nothing of the session escapes it.
