@@ -101,14 +101,23 @@ bool collect_multilinked(const std::vector<std::string>& roots, InodeAliases& ou
   return true;
 }
 
-std::vector<std::pair<dev_t, std::string>> block_devices_of(const std::string& path) {
-  std::vector<std::pair<dev_t, std::string>> out;
-  struct stat st;
-  if (stat(path.c_str(), &st)) return out;
-  std::set<dev_t> devs;
-  collect_devices(st.st_dev, devs);
-  scan_dev_nodes("/dev", devs, out);
-  scan_dev_nodes("/dev/mapper", devs, out);
+std::vector<std::vector<std::pair<dev_t, std::string>>> block_devices_of(const std::vector<std::string>& paths) {
+  std::vector<std::set<dev_t>> wanted(paths.size());
+  std::set<dev_t> all, seen_fs;
+  for (size_t i = 0; i < paths.size(); ++i) {
+    struct stat st;
+    if (stat(paths[i].c_str(), &st)) continue;
+    collect_devices(st.st_dev, wanted[i]);
+    all.insert(wanted[i].begin(), wanted[i].end());
+  }
+  std::vector<std::vector<std::pair<dev_t, std::string>>> out(paths.size());
+  if (all.empty()) return out;
+  std::vector<std::pair<dev_t, std::string>> nodes;
+  scan_dev_nodes("/dev", all, nodes);
+  scan_dev_nodes("/dev/mapper", all, nodes);
+  for (size_t i = 0; i < paths.size(); ++i)
+    for (auto& n : nodes)
+      if (wanted[i].count(n.first)) out[i].push_back(n);
   return out;
 }
 
@@ -165,11 +174,18 @@ Plan make_plan(const Policy& p, const PlanInput& in) {
   }
   for (const auto& f : in.self_files) roots.push_back(f);
   std::set<std::string> blocked_nodes;
+  std::vector<std::string> probes;
   for (const auto& root : roots) {
+    // A path that does not exist yet lives on its nearest existing ancestor's disk.
     std::string probe = root;
     struct stat st;
     while (stat(probe.c_str(), &st) && probe.size() > 1) probe = probe.substr(0, std::max<size_t>(1, probe.rfind('/')));
-    for (auto& [rdev, node] : block_devices_of(probe)) {
+    probes.push_back(probe);
+  }
+  auto devices = block_devices_of(probes);
+  for (size_t ri = 0; ri < roots.size(); ++ri) {
+    const std::string& root = roots[ri];
+    for (auto& [rdev, node] : devices[ri]) {
       auto it = std::find_if(plan.devices.begin(), plan.devices.end(),
                              [&](const ProtectedDevice& d) { return d.rdev == rdev; });
       if (it == plan.devices.end()) it = plan.devices.insert(plan.devices.end(), ProtectedDevice{rdev, {}});

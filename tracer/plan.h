@@ -56,7 +56,8 @@ Plan make_plan(const Policy& p, const PlanInput& in);
 bool collect_multilinked(const std::vector<std::string>& roots, InodeAliases& out, size_t limit);
 
 // The block devices (with partitions' disks and device-mapper/md members)
-// that hold the file system of `path`, as device nodes found under /dev.
-std::vector<std::pair<dev_t, std::string>> block_devices_of(const std::string& path);
+// that hold the file systems of `paths`, as device nodes found under /dev:
+// for each path, the nodes that reach it.  /dev is read once.
+std::vector<std::vector<std::pair<dev_t, std::string>>> block_devices_of(const std::vector<std::string>& paths);
 
 }  // namespace cb

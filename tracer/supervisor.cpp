@@ -829,6 +829,8 @@ struct Supervisor::Impl {
         switch (tag) {
           case kListener:
             if (evs[i].events & EPOLLIN) on_notification();
+            // No process uses the filter any more: nothing will come.
+            else if (evs[i].events & (EPOLLHUP | EPOLLERR)) epoll_ctl(ep.get(), EPOLL_CTL_DEL, listener.fd(), nullptr);
             break;
           case kSignal: on_signal(); break;
           case kCtl:
