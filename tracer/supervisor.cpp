@@ -215,6 +215,7 @@ struct Supervisor::Impl {
     procs.on_exit = [this](const ProcessEntry& e, int status, int sig) {
       db::ProcessExit x{e.info->proc_id, realtime_ns(), status, sig};
       for (auto* s : sinks) s->process_exit(x);
+      if (sig == SIGSYS) foreign_abi_denied(e, x.ended_ns);
     };
     if (opts.asker) {
       opts.asker->answer = [this](uint64_t id, AskAnswer a, const std::string& by, const std::string& rule) {
@@ -413,6 +414,31 @@ struct Supervisor::Impl {
       ++name_gen;
     if (row.ev.action == Action::SysMount && pe) procs.invalidate_fs(pe->info->pid);
     if (c.op.kind == OpKind::Continue) row.result_errno = -1;  // the kernel's result, seen by the tracer
+    emit(row);
+  }
+
+  // The filter kills a process that makes a syscall through another ABI
+  // (int 0x80, x32): the kernel leaves no other trace of that denial.
+  void foreign_abi_denied(const ProcessEntry& e, int64_t ts) {
+    db::EventRow row;
+    row.seq = ++seq;
+    row.ev.ts_ns = ts;
+    row.ev.pid = e.info->pid;
+    row.ev.tid = e.info->pid;
+    row.ev.action = Action::SysKernel;
+    row.ev.syscall = "foreign ABI";
+    row.ev.path = "int 0x80 / x32";
+    row.ev.source = Source::Seccomp;
+    row.ev.proc = e.info;
+    row.verdict = Verdict{Decision::Deny, "cottonbox:native-abi",
+                          "a syscall through another ABI (int 0x80, x32) would bypass every rule: the filter "
+                          "kills the process",
+                          true};
+    row.allowed = false;
+    row.enforced = true;
+    row.layer = Layer::Filter;
+    row.result_errno = -1;
+    ++outcome.denials;
     emit(row);
   }
 

@@ -235,6 +235,10 @@ TEST_P(Destruction, ProtectedFilesSurviveAndTheDenialIsRecorded) {
   expect_intact();
   if (t.killed) {
     EXPECT_EQ(r.status, 128 + SIGSYS) << "a foreign-ABI syscall must kill the process";
+    bool recorded = false;
+    for (auto& e : events("deny"))
+      if (e.row.verdict.rule_id == "cottonbox:native-abi" && e.row.layer == cb::Layer::Filter) recorded = true;
+    EXPECT_TRUE(recorded) << "the kill is a denial in the trail";
   } else {
     expect_denial_recorded();
   }
