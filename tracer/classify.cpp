@@ -74,9 +74,10 @@ Result<UniqueFd> target_fd_object(const Call& call, int fd, bool real_fd, const 
 // A file with several names is one file: a write through any of them is a
 // write to the protected one.
 void add_inode_aliases(Facet& f, const struct stat& st, const ClassifyEnv& env) {
-  if (!env.inodes || st.st_nlink < 2 || S_ISDIR(st.st_mode)) return;
-  auto it = env.inodes->find(inode_key(st.st_dev, st.st_ino));
-  if (it == env.inodes->end()) return;
+  if (!env.links || st.st_nlink < 2 || S_ISDIR(st.st_mode)) return;
+  const InodeAliases& inodes = env.links->wait();
+  auto it = inodes.find(inode_key(st.st_dev, st.st_ino));
+  if (it == inodes.end()) return;
   for (const auto& p : it->second)
     if (p != f.path) f.aliases.push_back(p);
 }

@@ -44,7 +44,6 @@ using SkelPtr = std::unique_ptr<cottonbox_bpf, Deleter<&cottonbox_bpf__destroy>>
 using CalibratePtr = std::unique_ptr<cb_calibrate_bpf, Deleter<&cb_calibrate_bpf__destroy>>;
 using LinkPtr = std::unique_ptr<bpf_link, Deleter<&bpf_link__destroy>>;
 using RingPtr = std::unique_ptr<ring_buffer, Deleter<&ring_buffer__free>>;
-using BtfPtr = std::unique_ptr<btf, Deleter<&btf__free>>;
 
 // libbpf reports through a global print callback; while a LogCapture is
 // alive on this thread, its warnings go into a string for error messages.
@@ -122,6 +121,11 @@ int64_t realtime_offset() {
   return offset;
 }
 
+// Named as a custom BTF so that each object parses it once: left to itself,
+// libbpf 1.1 parses vmlinux's 5 MB of BTF once more for every object, which
+// cost a third of the tracer's start.
+constexpr const char* kVmlinuxBtf = "/sys/kernel/btf/vmlinux";
+
 int read_tp_id(const UniqueFd& tracefs, const std::string& event) {
   UniqueFd fd(openat(tracefs.get(), ("events/" + event + "/id").c_str(), O_RDONLY | O_CLOEXEC));
   if (!fd) return -1;
@@ -137,7 +141,8 @@ Result<PidNamespace> calibrate() {
   struct stat st{};
   if (stat("/proc/self/ns/pid", &st) != 0) return Error::from_errno("cannot stat /proc/self/ns/pid");
   LogCapture log;
-  CalibratePtr c(cb_calibrate_bpf__open());
+  LIBBPF_OPTS(bpf_object_open_opts, oo, .btf_custom_path = kVmlinuxBtf);
+  CalibratePtr c(cb_calibrate_bpf__open_opts(&oo));
   if (!c) return load_error("cannot open the calibration program", errno, log);
   c->rodata->ns_dev = st.st_dev;
   c->rodata->ns_ino = st.st_ino;
@@ -292,7 +297,7 @@ Result<EbpfTracer> EbpfTracer::open(const EbpfConfig& config) {
   if (fake_missing("ebpf"))
     return Error{ENOTSUP, "eBPF tracer disabled by COTTONBOX_FAKE_MISSING=ebpf (test only)"};
   if (!has_bpf_privileges()) return Error{EPERM, "BPF needs root or CAP_BPF+CAP_PERFMON"};
-  if (access("/sys/kernel/btf/vmlinux", R_OK) != 0)
+  if (access(kVmlinuxBtf, R_OK) != 0)
     return Error{ENOTSUP, "kernel lacks BTF (/sys/kernel/btf/vmlinux): the tracer's CO-RE programs cannot be placed"};
   {
     LogCapture quiet;
@@ -313,7 +318,8 @@ Result<EbpfTracer> EbpfTracer::open(const EbpfConfig& config) {
   impl->ns = *ns;
 
   LogCapture log;
-  impl->skel.reset(cottonbox_bpf__open());
+  LIBBPF_OPTS(bpf_object_open_opts, oo, .btf_custom_path = kVmlinuxBtf);
+  impl->skel.reset(cottonbox_bpf__open_opts(&oo));
   if (!impl->skel) return load_error("cannot open the tracer's BPF object", errno, log);
   auto* skel = impl->skel.get();
   skel->rodata->sup_pidns_level = impl->ns.level;
@@ -328,9 +334,7 @@ Result<EbpfTracer> EbpfTracer::open(const EbpfConfig& config) {
 
   // A program that CO-RE cannot place would fail the whole load: leave the
   // io_uring one out on kernels without the tracepoint it reads.
-  bool io_uring_tp = false;
-  if (BtfPtr vm{btf__load_vmlinux_btf()})
-    io_uring_tp = btf__find_by_name_kind(vm.get(), "btf_trace_io_uring_submit_req", BTF_KIND_TYPEDEF) >= 0;
+  bool io_uring_tp = faccessat(tracefs->get(), "events/io_uring/io_uring_submit_req", F_OK, 0) == 0;
   if (!io_uring_tp) {
     bpf_program__set_autoload(skel->progs.cb_io_uring, false);
     impl->skipped.push_back("io_uring:io_uring_submit_req: not in this kernel");

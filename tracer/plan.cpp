@@ -2,13 +2,16 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <climits>
 #include <fstream>
+#include <map>
 #include <set>
 
 namespace cb {
@@ -73,10 +76,12 @@ int rule_path_count(const Rule& r) { return static_cast<int>(r.paths.size()); }
 
 }  // namespace
 
-bool collect_multilinked(const std::vector<std::string>& roots, InodeAliases& out, size_t limit) {
+bool collect_multilinked(const std::vector<std::string>& roots, InodeAliases& out, size_t limit,
+                         const std::atomic<bool>* stop) {
   size_t visited = 0;
   std::vector<std::string> stack(roots.begin(), roots.end());
   while (!stack.empty()) {
+    if (stop && stop->load(std::memory_order_relaxed)) return true;
     std::string dir = std::move(stack.back());
     stack.pop_back();
     DIR* d = opendir(dir.c_str());
@@ -101,13 +106,45 @@ bool collect_multilinked(const std::vector<std::string>& roots, InodeAliases& ou
   return true;
 }
 
+LinkIndex::LinkIndex(std::vector<std::string> trees, size_t limit, std::function<void(bool)> done) {
+  thread_ = std::thread([this, trees = std::move(trees), limit, done = std::move(done)] {
+    pthread_setname_np(pthread_self(), "cb-links");
+    InodeAliases m;
+    bool complete = collect_multilinked(trees, m, limit, &stop_);
+    {
+      std::lock_guard lk(mu_);
+      map_ = std::move(m);
+      ready_ = true;
+    }
+    cv_.notify_all();
+    if (done && !stop_.load()) done(complete);
+  });
+}
+
+LinkIndex::LinkIndex(InodeAliases ready) : ready_(true), map_(std::move(ready)) {}
+
+LinkIndex::~LinkIndex() {
+  stop_.store(true);
+  if (thread_.joinable()) thread_.join();
+}
+
+const InodeAliases& LinkIndex::wait() const {
+  std::unique_lock lk(mu_);
+  cv_.wait(lk, [this] { return ready_; });
+  return map_;
+}
+
 std::vector<std::vector<std::pair<dev_t, std::string>>> block_devices_of(const std::vector<std::string>& paths) {
   std::vector<std::set<dev_t>> wanted(paths.size());
-  std::set<dev_t> all, seen_fs;
+  std::set<dev_t> all;
+  // Most roots share one file system; sysfs is walked once per device.
+  std::map<dev_t, std::set<dev_t>> by_fs;
   for (size_t i = 0; i < paths.size(); ++i) {
     struct stat st;
     if (stat(paths[i].c_str(), &st)) continue;
-    collect_devices(st.st_dev, wanted[i]);
+    auto [it, fresh] = by_fs.try_emplace(st.st_dev);
+    if (fresh) collect_devices(st.st_dev, it->second);
+    wanted[i] = it->second;
     all.insert(wanted[i].begin(), wanted[i].end());
   }
   std::vector<std::vector<std::pair<dev_t, std::string>>> out(paths.size());
@@ -210,10 +247,14 @@ Plan make_plan(const Policy& p, const PlanInput& in) {
           trees.push_back(b);
       }
     }
-    constexpr size_t kLimit = 200000;
-    if (!collect_multilinked(trees, plan.inodes, kLimit))
-      plan.weakened.push_back("more than " + std::to_string(kLimit) +
-                           " entries under protected trees: hard links beyond them are not known");
+    // Small trees are walked here, so that the filter knows whether any
+    // file has other names; larger ones (a repository's .git) are walked
+    // while the session runs, and every write open is notified meanwhile.
+    constexpr size_t kWalkAtLaunch = 256;
+    if (!collect_multilinked(trees, plan.inodes, kWalkAtLaunch)) {
+      plan.inodes.clear();
+      plan.link_trees = std::move(trees);
+    }
   }
 
   if (in.mount_layer) {
@@ -310,7 +351,7 @@ Plan make_plan(const Policy& p, const PlanInput& in) {
     f.creates = true;
     f.links = true;
   }
-  if (!plan.inodes.empty()) {
+  if (!plan.inodes.empty() || !plan.link_trees.empty()) {
     // Writes through another name of a protected file reach no protected
     // path (nor a read-only mount): judge them by inode.
     f.write_opens = f.truncates = f.attrs = true;

@@ -42,7 +42,11 @@ struct Plan {
   std::vector<MountOp> mounts;
   std::vector<StaticDenial> mounted;          // trees the mount layer enforces
   std::vector<ProtectedDevice> devices;
-  InodeAliases inodes;                        // files under protected trees with other names
+  // Other names of files under the protected trees: known already when the
+  // trees are small (`inodes`), else found by a LinkIndex over `link_trees`
+  // while the session runs.
+  InodeAliases inodes;
+  std::vector<std::string> link_trees;
   std::vector<RuleLayer> layers;              // one per rule, for `check`
   std::vector<std::string> notes;             // how rules are enforced, for `check`
   std::vector<std::string> weakened;          // what the session cannot enforce or record as asked: degraded
@@ -53,7 +57,8 @@ Plan make_plan(const Policy& p, const PlanInput& in);
 // Regular files with more than one name below `roots` (at most `limit`
 // entries visited): writing any other name of them writes the protected one.
 // Returns false when the limit cut the walk short.
-bool collect_multilinked(const std::vector<std::string>& roots, InodeAliases& out, size_t limit);
+bool collect_multilinked(const std::vector<std::string>& roots, InodeAliases& out, size_t limit,
+                         const std::atomic<bool>* stop = nullptr);
 
 // The block devices (with partitions' disks and device-mapper/md members)
 // that hold the file systems of `paths`, as device nodes found under /dev:

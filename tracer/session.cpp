@@ -11,6 +11,7 @@
 #include <climits>
 #include <cstring>
 #include <fstream>
+#include <future>
 #include <iostream>
 #include <random>
 
@@ -173,30 +174,15 @@ int run_session(const RunOptions& o) {
 
   std::vector<std::string> files = o.policies.empty() ? default_policy_files() : o.policies;
   for (auto& f : files) f = absolute(f);
-  auto policy = load_policies(files, o.vars);
-  if (!policy) return 125;
-
   std::string db_path = absolute(o.db.empty() ? db::default_db_path() : o.db);
-  auto writer = db::Writer::open(db_path);
-  if (!writer) {
-    std::cerr << "cottonbox: cannot open the audit database " << db_path << ": " << writer.error().message << "\n";
-    return 125;
-  }
 
-  bool root = getuid() == 0;
-  std::string runtime = getenv_or("XDG_RUNTIME_DIR", "");
-  std::vector<std::string> hidden;
-  if (!runtime.empty()) {
-    std::string ctl = runtime + "/cottonbox";
-    mkdir(ctl.c_str(), 0700);  // exists before the session so it can be hidden from it
-    struct stat st;
-    if (stat(ctl.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) hidden.push_back(ctl);
-  }
-
+  // The three slow starts overlap: the store (schema check, statements),
+  // the eBPF tracer (loading and verifying its programs) and the policy.
+  auto writer_f = std::async(std::launch::async, [db_path] { return db::Writer::open(db_path); });
   bool want_ebpf = o.tracer != "seccomp";
   bool want_seccomp = o.tracer != "ebpf";
-  std::optional<EbpfTracer> tracer;
   std::string ebpf_missing;
+  std::future<Result<EbpfTracer>> tracer_f;
   if (want_ebpf) {
     if (fake_missing("ebpf")) {
       ebpf_missing = "eBPF unavailable (COTTONBOX_FAKE_MISSING)";
@@ -207,11 +193,32 @@ int run_session(const RunOptions& o) {
     } else {
       // Loaded before anything is planned: what the supervisor must see
       // depends on whether the tracer records the rest.
-      auto t = EbpfTracer::open();
-      if (t) tracer.emplace(std::move(*t));
-      else ebpf_missing = "no eBPF tracer: " + t.error().message;
+      tracer_f = std::async(std::launch::async, [] { return EbpfTracer::open(); });
     }
   }
+  auto policy = load_policies(files, o.vars);
+  auto writer = writer_f.get();
+  std::optional<EbpfTracer> tracer;
+  if (tracer_f.valid()) {
+    auto t = tracer_f.get();
+    if (t) tracer.emplace(std::move(*t));
+    else ebpf_missing = "no eBPF tracer: " + t.error().message;
+  }
+  if (!policy) return 125;
+  if (!writer) {
+    std::cerr << "cottonbox: cannot open the audit database " << db_path << ": " << writer.error().message << "\n";
+    return 125;
+  }
+  bool root = getuid() == 0;
+  std::string runtime = getenv_or("XDG_RUNTIME_DIR", "");
+  std::vector<std::string> hidden;
+  if (!runtime.empty()) {
+    std::string ctl = runtime + "/cottonbox";
+    mkdir(ctl.c_str(), 0700);  // exists before the session so it can be hidden from it
+    struct stat st;
+    if (stat(ctl.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) hidden.push_back(ctl);
+  }
+
   bool ebpf_possible = tracer.has_value();
 
   // Start the session row (this also creates the -wal/-shm files, which the
@@ -347,6 +354,19 @@ int run_session(const RunOptions& o) {
     (void)(*writer)->end_session(sid, db::SessionEnd{realtime_ns(), 125, 0, db::SessionState::Ended});
     return 125;
   }
+  // Started once the command runs: the walk overlaps the session instead of
+  // delaying its start.
+  std::unique_ptr<LinkIndex> links;
+  if (!plan.inodes.empty()) {
+    links = std::make_unique<LinkIndex>(std::move(plan.inodes));
+  } else if (!plan.link_trees.empty()) {
+    constexpr size_t kLinkWalkLimit = 200000;
+    links = std::make_unique<LinkIndex>(plan.link_trees, kLinkWalkLimit, [&](bool complete) {
+      if (!complete)
+        degrade("more than " + std::to_string(kLinkWalkLimit) +
+                " entries under protected trees: hard links beyond them are not known");
+    });
+  }
   if (abi >= 6 && started->landlock_abi_applied < 6)
     degrade("Landlock could not be applied: signals are confined by the pid namespace only");
   if (abi < 6) store.degraded("Landlock ABI " + std::to_string(abi) + " < 6: no signal scoping");
@@ -402,7 +422,7 @@ int run_session(const RunOptions& o) {
   so.ask_timeout = o.ask_timeout;
   so.mount_denials = plan.mounted;
   so.protected_devices = plan.devices;
-  so.inodes = plan.inodes;
+  so.links = links.get();
   so.self_files = pin.self_files;
   so.landlock_signals = started->landlock_abi_applied >= 6;
   so.tracer = tracer ? &*tracer : nullptr;
@@ -420,6 +440,7 @@ int run_session(const RunOptions& o) {
     final_state = db::SessionState::Aborted;
     out.exit_status = 125;
   }
+  links.reset();
   if (gui)
     gui->session_end(db::SessionEnd{realtime_ns(), out.exit_status < 0 ? 125 : out.exit_status, out.exit_signal, final_state});
   asker.reset();

@@ -308,6 +308,11 @@ struct Supervisor::Impl {
   void on_notification() {
     if (!listener.receive(req)) return;
     ++outcome.notifications;
+    // The tracer has recorded everything the caller did before this call
+    // (an exec is recorded before the new image runs): applied first, the
+    // process table names the argv that is asking, not its parent's.
+    // Consuming an empty ring costs two loads.
+    if (opts.tracer) (void)opts.tracer->drain([this](const TraceRecord& r) { on_trace(r); });
     Call call;
     call.id = req->id;
     call.tid = static_cast<pid_t>(req->pid);
@@ -324,7 +329,7 @@ struct Supervisor::Impl {
                           : PathContext(call.tid, pe ? pe->info->pid : call.tid);
     ClassifyEnv env;
     env.devices = &opts.protected_devices;
-    env.inodes = opts.inodes.empty() ? nullptr : &opts.inodes;
+    env.links = opts.links;
     env.self_pid = self_pid;
     env.target_pidfd = pe ? pe->pidfd.get() : -1;
     // Whatever the arguments said was read above and below: from here on

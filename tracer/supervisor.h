@@ -11,11 +11,15 @@
 
 #include <sys/types.h>
 
+#include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -52,6 +56,32 @@ struct ProtectedDevice {
 using InodeAliases = std::unordered_map<uint64_t, std::vector<std::string>>;
 inline uint64_t inode_key(dev_t dev, ino_t ino) { return (uint64_t(dev) << 40) ^ uint64_t(ino); }
 
+// The InodeAliases of the protected trees, found by a walk on its own thread
+// that starts with the session.  A repository's .git can hold a hundred
+// thousand entries: launch must not wait for them, and only a lookup that
+// needs the answer (a file with several links, which is rare) waits for
+// the walk to end.
+class LinkIndex {
+ public:
+  // `done(complete)` runs on the walk's thread when it ends; complete is
+  // false when `limit` entries cut it short.
+  LinkIndex(std::vector<std::string> trees, size_t limit, std::function<void(bool complete)> done = {});
+  explicit LinkIndex(InodeAliases ready);  // a walk that ended already
+  ~LinkIndex();  // stops the walk and joins it
+  LinkIndex(const LinkIndex&) = delete;
+  LinkIndex& operator=(const LinkIndex&) = delete;
+
+  const InodeAliases& wait() const;
+
+ private:
+  mutable std::mutex mu_;
+  mutable std::condition_variable cv_;
+  bool ready_ = false;
+  std::atomic<bool> stop_{false};
+  InodeAliases map_;
+  std::thread thread_;
+};
+
 class EbpfTracer;
 
 struct SupervisorOptions {
@@ -63,7 +93,7 @@ struct SupervisorOptions {
   std::chrono::milliseconds ask_timeout{60000};
   std::vector<StaticDenial> mount_denials;   // trees the mount layer enforces
   std::vector<ProtectedDevice> protected_devices;
-  InodeAliases inodes;
+  const LinkIndex* links = nullptr;  // hard links that existed before the session
   std::vector<std::string> self_files;       // audit db, policy files: builtin protection
   bool landlock_signals = false;             // signals are scoped by Landlock
   EbpfTracer* tracer = nullptr;              // records what is not notified; null: seccomp only

@@ -292,6 +292,27 @@ TEST_F(Session, AHardLinkMadeBeforeTheSessionIsTheSameProtectedFile) {
   EXPECT_TRUE(found) << "the write through the other name is denied by the protected path's rule";
 }
 
+TEST_F(Session, AHardLinkIntoALargeProtectedTreeIsFoundWhileTheSessionRuns) {
+  // Thousands of entries: the tree is indexed on a background thread after
+  // the command starts, and the first write through the other name waits
+  // for that walk instead of slipping past it.
+  for (int d = 0; d < 20; ++d) {
+    std::string dir = p_ + "/bulk" + std::to_string(d);
+    ASSERT_EQ(mkdir(dir.c_str(), 0755), 0);
+    for (int f = 0; f < 100; ++f) write_file(dir + "/f" + std::to_string(f), "x");
+  }
+  ASSERT_EQ(link((p_ + "/bulk19/f99").c_str(), (t_ + "/deep").c_str()), 0);
+  before_ = fingerprint();
+  Outcome r = supervised("truncate -s0 $T/deep; echo rc=$?");
+  EXPECT_NE(r.out.find("rc=1\n"), std::string::npos) << r.out << r.err;
+  expect_intact();
+  EXPECT_EQ(read_file(p_ + "/bulk19/f99"), "x");
+  bool found = false;
+  for (auto& e : events("deny"))
+    if (e.row.ev.path == t_ + "/deep" && e.row.verdict.rule_id == "protect") found = true;
+  EXPECT_TRUE(found);
+}
+
 TEST_F(Session, AFileHandleIsNoWayAroundPathRules) {
   if (getuid() != 0) GTEST_SKIP() << "open_by_handle_at needs CAP_DAC_READ_SEARCH";
   Outcome r = supervised("try_op handle_trunc $P/keep.txt; echo rc=$?");
