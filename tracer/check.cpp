@@ -103,6 +103,10 @@ int run_check(const std::vector<std::string>& policy_files, const std::map<std::
       mounts.push_back({{"kind", kind}, {"path", m.path}});
     }
     j["mounts"] = mounts;
+    nlohmann::json carried = nlohmann::json::array();
+    for (int a = 0; a < static_cast<int>(Action::Count); ++a)
+      if (plan.kernel_carried & bit(static_cast<Action>(a))) carried.push_back(action_name(static_cast<Action>(a)));
+    j["kernel_carried"] = carried;
     j["notes"] = plan.notes;
     j["weakened"] = plan.weakened;
     out << j.dump(2) << "\n";
@@ -127,6 +131,12 @@ int run_check(const std::vector<std::string>& policy_files, const std::map<std::
   }
   out << "\nReaching the supervisor (everything else never leaves the kernel):\n";
   for (const auto& f : notified_families(plan.filter)) out << "  " << f << "\n";
+  if (plan.kernel_carried) {
+    out << "\nAllowed, then carried out by the kernel itself (every refusal of them is a read-only mount's):\n ";
+    for (int a = 0; a < static_cast<int>(Action::Count); ++a)
+      if (plan.kernel_carried & bit(static_cast<Action>(a))) out << " " << action_name(static_cast<Action>(a));
+    out << "\n";
+  }
   for (const auto& n : plan.notes) out << "\nnote: " << n << "\n";
   for (const auto& w : plan.weakened) out << "\nweakened: " << w << "\n";
   return 0;

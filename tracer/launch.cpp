@@ -336,6 +336,27 @@ void record_inherited_fds() {
   g_signals.recorded = true;
 }
 
+std::vector<InheritedFile> inherited_files() {
+  std::vector<InheritedFile> out;
+  auto look = [&](int fd) {
+    struct stat st;
+    if (fstat(fd, &st) != 0) return;
+    if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode) && !S_ISBLK(st.st_mode)) return;
+    InheritedFile f;
+    f.fd = fd;
+    f.dir = !S_ISREG(st.st_mode);
+    f.nlink = st.st_nlink;
+    char link[64], buf[PATH_MAX];
+    snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+    ssize_t n = readlink(link, buf, sizeof buf - 1);
+    if (n > 0) f.path.assign(buf, static_cast<size_t>(n));
+    out.push_back(std::move(f));
+  };
+  for (int fd = 0; fd < 3; ++fd) look(fd);
+  for (int i = 0; i < g_inherited_count; ++i) look(g_inherited[i]);
+  return out;
+}
+
 Launcher::Launcher(LaunchSpec spec) : spec_(std::move(spec)) {}
 
 Launcher::~Launcher() {

@@ -79,6 +79,17 @@ struct Launched {
 // With the control channel below them, init sees the hang-up first and
 // ends the session at once.
 void record_inherited_fds();
+// The files, directories and block devices among the descriptors the
+// command inherits (stdin/out/err included).  They were opened outside the
+// session's mount namespace: writes through them (or through
+// /proc/self/fd/N, and its "..") do not meet the read-only mounts.
+struct InheritedFile {
+  int fd = -1;
+  std::string path;   // as /proc/self/fd/N names it
+  bool dir = false;   // a directory, or a block device: reaches whole trees
+  nlink_t nlink = 1;
+};
+std::vector<InheritedFile> inherited_files();
 
 // Stage 1: clone init and let it build the mount layer.  On a mount failure
 // init exits and the failure is returned so the caller can fall back.

@@ -271,6 +271,28 @@ Plan make_plan(const Policy& p, const PlanInput& in) {
     }
   }
 
+  // ---- descriptors from outside: the command inherits them opened in the
+  // host's view, where the read-only mounts do not apply.  A directory (or a
+  // disk) reaches whole trees, through /proc/self/fd/N and its "..", and so
+  // does a protected file or another name of one.  Then the mounts cannot
+  // be the only thing that refuses.
+  bool host_view = false;
+  if (in.mount_layer && !plan.mounted.empty()) {
+    for (const auto& f : in.inherited) {
+      bool reaches = f.dir || f.nlink > 1 || f.path.empty() || f.path[0] != '/';
+      for (const auto& m : plan.mounted)
+        if (is_under(f.path, m.root)) reaches = true;
+      for (const auto& sf : in.self_files)
+        if (f.path == sf) reaches = true;
+      if (reaches) {
+        host_view = true;
+        plan.notes.push_back("descriptor " + std::to_string(f.fd) + " (" + f.path +
+                             ") is inherited from outside the session, past its read-only mounts: "
+                             "the supervisor judges what the mounts would refuse");
+      }
+    }
+  }
+
   // ---- what still needs the supervisor
   ActionMask notify = need;
   for (const Rule& r : p.rules) {
@@ -285,11 +307,17 @@ Plan make_plan(const Policy& p, const PlanInput& in) {
         ++trees;
       }
     bool fully_mounted = trees > 0 && trees == rule_path_count(r) && !r.when && r.processes.empty();
-    if (!in.ebpf && trees > 0) {
+    if (host_view && trees > 0) {
+      rl.layer = "mount+notify";
+      rl.detail = "read-only bind mount; also judged by the supervisor (a descriptor from outside reaches past it)";
+    } else if (!in.ebpf && trees > 0) {
       // Without the tracer nothing would record what the mount refuses:
       // the supervisor is asked too, so every denial reaches the trail.
       rl.layer = "mount+notify";
       rl.detail = "read-only bind mount; also judged by the supervisor to record denials (no eBPF tracer)";
+    } else if (host_view && r.builtin) {
+      rl.layer = "notify";
+      rl.detail = "decided by the supervisor (a descriptor from outside reaches past the mounts)";
     } else if (r.builtin && r.id == "cottonbox:self-protect-files" && in.mount_layer && in.ebpf) {
       rl.layer = "mount";
       rl.detail = "the audit database and policy files are read-only in the session";
@@ -308,6 +336,60 @@ Plan make_plan(const Policy& p, const PlanInput& in) {
     }
     plan.layers.push_back(std::move(rl));
   }
+  // ---- allowed actions the kernel may carry out itself
+  // The supervisor carries out an allowed mutation on what it checked
+  // because its check is what stands between a swapped path and a
+  // protected file.  Where every refusal of an action is the mount
+  // layer's (exact, whatever path the kernel resolves), that race cannot
+  // reach anything, and the kernel may run the call.  Renames stay with the
+  // supervisor (renaming an ancestor moves a mounted tree), and so does
+  // everything when other names of protected files exist outside the
+  // mounts (hard links, raw disks the mount layer does not cover).
+  {
+    constexpr ActionMask kCarriable = kFileMutate & ~bit(Action::FileRename);
+    constexpr ActionMask kMountRefuses = kRoBlocks | bit(Action::FileCreate) | bit(Action::FileLink);
+    bool disks_blocked = plan.devices.empty() || (in.root && !in.blocker_file.empty());
+    ActionMask carried = (in.mount_layer && !in.observe && !host_view && disks_blocked && plan.inodes.empty() &&
+                          plan.link_trees.empty() && p.default_decision == Decision::Allow)
+                             ? kCarriable
+                             : 0;
+    auto all_paths_in = [](const Rule& r, const std::vector<std::string>& where, bool trees) {
+      for (const auto& g : r.paths) {
+        bool found = false;
+        for (const auto& w : where)
+          if (trees ? (g.is_whole_tree() && g.literal_base() == w) || g.text().starts_with("unix:")
+                    : g.literal_base() == w && g.text() == Glob::escape(w))
+            found = true;
+        if (!found) return false;
+      }
+      return true;
+    };
+    for (const Rule& r : p.rules) {
+      if (!carried) break;
+      if (!(r.decision == Decision::Deny || r.decision == Decision::Ask) || !(r.actions & carried)) continue;
+      bool exact = false;
+      if (r.decision == Decision::Deny && !r.when && r.processes.empty()) {
+        if (r.builtin && r.id == "cottonbox:self-protect-files") {
+          exact = all_paths_in(r, in.self_files, false);
+        } else if (r.builtin && r.id == "cottonbox:self-protect-control") {
+          exact = all_paths_in(r, in.hidden_dirs, true);
+        } else {
+          ActionMask by_mount = 0;
+          int trees = 0;
+          for (const auto& m : plan.mounted)
+            if (m.rule_id == r.id) {
+              by_mount |= m.actions;
+              ++trees;
+            }
+          exact = trees > 0 && trees == rule_path_count(r) && ((r.actions & kFileMutate) & ~(by_mount | kMountRefuses)) == 0 &&
+                  (by_mount & kRoBlocks) == kRoBlocks;
+        }
+      }
+      if (!exact) carried &= ~r.actions;
+    }
+    plan.kernel_carried = carried;
+  }
+
   // An action needs notification when some deny/ask rule on it is not
   // entirely enforced by mounts (or the default is deny/ask).
   ActionMask still = 0;

@@ -29,6 +29,7 @@ struct PlanInput {
   bool observe = false;      // --observe: policy trees are not made read-only
   bool ebpf_only = false;    // --tracer ebpf: no decisions as they happen, only kernel layers
   bool signals_scoped = true;  // a pid namespace or Landlock keeps signals off the supervisor
+  std::vector<InheritedFile> inherited;  // files and directories the command inherits
 };
 
 struct RuleLayer {
@@ -47,6 +48,11 @@ struct Plan {
   // while the session runs.
   InodeAliases inodes;
   std::vector<std::string> link_trees;
+  // File actions that no rule refuses anywhere except where the mount layer
+  // refuses them too: allowed ones may run in the kernel (CONTINUE), which
+  // enforces every refusal itself whatever path it ends up at.  Empty when
+  // any refusal of them rests on the supervisor's check alone.
+  ActionMask kernel_carried = 0;
   std::vector<RuleLayer> layers;              // one per rule, for `check`
   std::vector<std::string> notes;             // how rules are enforced, for `check`
   std::vector<std::string> weakened;          // what the session cannot enforce or record as asked: degraded

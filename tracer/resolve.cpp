@@ -113,7 +113,14 @@ Result<Resolved> walk(PathContext& ctx, UniqueFd cur, std::string_view path, Fol
       // supervisor: map them to the target in the target's procfs.
       struct stat st;
       if (fstat(cur.get(), &st) == 0 && st.st_ino == 1) {
-        auto [nstgid, nstid] = ctx.ns_ids();
+        // Which pid namespace this procfs shows: the session's own (ids
+        // innermost), or the supervisor's, when a session without a mount
+        // namespace of its own sees the host's /proc (ids as notified).
+        static const dev_t host_proc = [] {
+          struct stat h;
+          return stat("/proc", &h) == 0 ? h.st_dev : dev_t(-1);
+        }();
+        auto [nstgid, nstid] = st.st_dev == host_proc ? std::pair{ctx.tgid(), ctx.tid()} : ctx.ns_ids();
         if (comp == "self") {
           comp = std::to_string(nstgid);
         } else if (comp == "thread-self") {

@@ -58,6 +58,7 @@ class PathContext {
       : tid_(tid), tgid_(tgid), fs_(fs), dirfds_(dirfds), gen_(gen), pidfd_(pidfd) {}
 
   pid_t tid() const { return tid_; }
+  pid_t tgid() const { return tgid_; }
   // The target's root and cwd (O_PATH directory fds), opened on first use.
   Result<int> root();
   Result<int> cwd();

@@ -263,6 +263,12 @@ int run_session(const RunOptions& o) {
     return 125;
   }
 
+  // A rollback journal made next to the database would be played back into
+  // it by the next reader (a hot journal).  An empty one is never hot: made
+  // now, it is read-only in the session like the database itself, so that
+  // the kernel refuses to create or fill it.  It stays (a session running
+  // beside this one may rely on its mount).
+  if (int fd = open((db_path + "-journal").c_str(), O_RDONLY | O_CREAT | O_CLOEXEC, 0600); fd >= 0) close(fd);
   SelfProtection sp;
   for (const char* suffix : {"", "-wal", "-shm", "-journal"}) sp.protected_files.push_back(db_path + suffix);
   for (auto& f : files) sp.protected_files.push_back(f);
@@ -290,6 +296,7 @@ int run_session(const RunOptions& o) {
   pin.observe = o.observe;
   pin.ebpf = ebpf_possible;
   pin.ebpf_only = !want_seccomp && ebpf_possible;
+  pin.inherited = inherited_files();
   int abi = fake_missing("landlock") ? 0 : landlock_abi();
 
   auto launch = [&](bool mount_layer, std::vector<MountFailure>* fails) -> std::pair<Plan, std::unique_ptr<Launcher>> {
@@ -427,6 +434,7 @@ int run_session(const RunOptions& o) {
   so.landlock_signals = started->landlock_abi_applied >= 6;
   so.tracer = tracer ? &*tracer : nullptr;
   so.execs_notified = plan.filter.execs;
+  so.kernel_carried = plan.kernel_carried;
   Supervisor sup(std::move(so), std::move(*started), std::move(sinks));
   SessionOutcome out;
   db::SessionState final_state = db::SessionState::Ended;

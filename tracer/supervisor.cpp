@@ -399,6 +399,10 @@ struct Supervisor::Impl {
       add_degraded("io_uring allowed by rule " + row.verdict.rule_id +
                    ": its operations do not pass through the supervisor");
     if (c.exec && pe) procs.mark_exec(pe->info->pid);
+    if (kernel_carries(call, c)) {
+      c.op = Operation{};
+      c.op.kind = OpKind::Continue;
+    }
     redirect_to_host_view(c.op);
     if (c.op.blocking) {
       run_in_worker(call, std::move(c.op), creds, std::move(row));
@@ -634,6 +638,30 @@ struct Supervisor::Impl {
                              path[m.root.size()] == '/'))
         return true;
     return false;
+  }
+
+  // Whether the kernel may run an allowed call itself: every refusal of its
+  // actions is the mount layer's (Plan::kernel_carried), so whatever path
+  // the kernel resolves, nothing protected is reached through this check's
+  // absence.  Calls that land inside a read-only tree stay here (they are
+  // carried out through the supervisor's own view), and so does
+  // open_by_handle_at, which reaches a file past every mount.
+  bool kernel_carries(const Call& call, const Classified& c) const {
+    if (!opts.kernel_carried || call.nr == __NR_open_by_handle_at) return false;
+    switch (c.op.kind) {
+      case OpKind::Open: case OpKind::Unlink: case OpKind::Link: case OpKind::Symlink:
+      case OpKind::Mkdir: case OpKind::Truncate: case OpKind::Chmod: case OpKind::Chown:
+      case OpKind::Utimens: case OpKind::SetXattr: case OpKind::RemoveXattr:
+      case OpKind::IoctlFlags: case OpKind::FdTruncate: case OpKind::FdFallocate:
+        break;
+      default:
+        return false;
+    }
+    for (const Facet& f : c.facets) {
+      if (!(opts.kernel_carried & bit(f.action)) || !f.aliases.empty()) return false;
+      if (under_mounted(f.path) || (!f.target.empty() && under_mounted(f.target))) return false;
+    }
+    return true;
   }
 
   static bool reopen_here(UniqueFd& fd) {

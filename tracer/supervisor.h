@@ -98,6 +98,7 @@ struct SupervisorOptions {
   bool landlock_signals = false;             // signals are scoped by Landlock
   EbpfTracer* tracer = nullptr;              // records what is not notified; null: seccomp only
   bool execs_notified = true;                // the supervisor records proc.exec itself
+  ActionMask kernel_carried = 0;             // allowed file actions the kernel may run (Plan::kernel_carried)
 };
 
 struct SessionOutcome {

@@ -14,6 +14,7 @@
 
 #include <dirent.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
@@ -21,6 +22,8 @@
 #include <random>
 #include <sstream>
 #include <thread>
+
+#include <nlohmann/json.hpp>
 
 #include "db/store.h"
 
@@ -311,6 +314,45 @@ TEST_F(Session, AHardLinkIntoALargeProtectedTreeIsFoundWhileTheSessionRuns) {
   for (auto& e : events("deny"))
     if (e.row.ev.path == t_ + "/deep" && e.row.verdict.rule_id == "protect") found = true;
   EXPECT_TRUE(found);
+}
+
+TEST_F(Session, ADirectoryOpenedBeforeTheSessionIsNoWayPastTheMounts) {
+  // fd 9 is the protected directory as the host sees it, not read-only:
+  // calls through it must not be left to the kernel, even where the
+  // policy lets the kernel carry out allowed calls elsewhere.
+  std::string inner =
+      "chmod 000 /proc/self/fd/9/keep.txt; echo chmod=$?; (: > /proc/self/fd/9/keep.txt); echo trunc=$?; "
+      "rm -f /proc/self/fd/9/../prot/data.bin; echo rm=$?; ln -s x /proc/self/fd/9/new; echo made=$?";
+  Outcome r = run_argv({"/bin/sh", "-c",
+                        "exec 9<\"$P\"; exec \"$0\" run --policy \"$1\" --db \"$2\" --ask deny -q -- /bin/sh -c \"$3\"",
+                        kCottonbox, policy_, db_, inner},
+                       dir_, env());
+  EXPECT_NE(r.out.find("rm="), std::string::npos) << r.out << r.err;
+  expect_intact();
+  expect_denial_recorded();
+}
+
+TEST_F(Session, CheckSaysWhichAllowedCallsTheKernelCarriesOut) {
+  // Every refusal of the fixture's policy is a read-only mount's.
+  Outcome r = cottonbox({"check", "--json", "--policy", policy_});
+  ASSERT_EQ(r.status, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  auto carried = j["kernel_carried"].get<std::vector<std::string>>();
+  if (getuid() == 0) {
+    for (const char* a : {"file.delete", "file.write", "file.create", "file.attr"})
+      EXPECT_NE(std::find(carried.begin(), carried.end(), a), carried.end()) << a << " in " << r.out;
+    EXPECT_EQ(std::find(carried.begin(), carried.end(), "file.rename"), carried.end()) << "renames stay judged";
+  }
+  // A refusal only the supervisor can make (a file pattern, not a tree)
+  // takes its actions back to the supervisor.
+  write_file(policy_, read_file(policy_) +
+                          "  - id: no-env\n    action: [file.write, file.delete]\n    path: [\"**/.env\"]\n"
+                          "    decision: deny\n");
+  r = cottonbox({"check", "--json", "--policy", policy_});
+  ASSERT_EQ(r.status, 0) << r.err;
+  carried = nlohmann::json::parse(r.out)["kernel_carried"].get<std::vector<std::string>>();
+  EXPECT_EQ(std::find(carried.begin(), carried.end(), "file.write"), carried.end()) << r.out;
+  EXPECT_EQ(std::find(carried.begin(), carried.end(), "file.delete"), carried.end()) << r.out;
 }
 
 TEST_F(Session, AFileHandleIsNoWayAroundPathRules) {
