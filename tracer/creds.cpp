@@ -10,10 +10,25 @@ thread_local CredScope* t_scope = nullptr;
 
 CredScope::CredScope(const Creds& c) {
   if (!c.valid) return;
-  uid_t r, e, s;
-  gid_t gr, ge, gs;
-  syscall(SYS_getresuid, &r, &e, &s);
-  syscall(SYS_getresgid, &gr, &ge, &gs);
+  // Outside a switched scope a thread runs as the supervisor, whose ids
+  // never change: read once per thread, not twice per notification.
+  thread_local uid_t base_e = uid_t(-1);
+  thread_local gid_t base_ge = gid_t(-1);
+  uid_t e;
+  gid_t ge;
+  if (!t_scope && base_e != uid_t(-1)) {
+    e = base_e;
+    ge = base_ge;
+  } else {
+    uid_t r, s;
+    gid_t gr, gs;
+    syscall(SYS_getresuid, &r, &e, &s);
+    syscall(SYS_getresgid, &gr, &ge, &gs);
+    if (!t_scope) {
+      base_e = e;
+      base_ge = ge;
+    }
+  }
   if (c.fsuid == e && c.fsgid == ge) return;
   // Only a privileged supervisor can act as someone else; an unprivileged
   // one runs as the target already (same user, possibly another umask).

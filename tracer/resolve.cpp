@@ -342,21 +342,23 @@ Result<Resolved> resolve_path(PathContext& ctx, int dirfd, std::string_view path
   bool absolute = path[0] == '/';
   if (!last.empty() && last != "." && last != ".." && !has_dotdot(dir)) {
     UniqueFd base;
+    int base_fd = -1;  // the cached root is borrowed, and copied only to be kept
     std::string base_name;
     if (absolute) {
       auto r = ctx.root();
       if (!r) return r.error();
       auto rp = ctx.root_path();
       if (!rp) return rp.error();
-      base.reset(fcntl(*r, F_DUPFD_CLOEXEC, 0));
+      base_fd = *r;
       base_name = *rp == "/" ? std::string() : *rp;
     } else {
       auto d = ctx.dirfd_named(dirfd);
       if (!d) return d.error();
       base = std::move(d->first);
+      base_fd = base.get();
       base_name = d->second;
+      if (!base) return Error::from_errno("dup");
     }
-    if (!base) return Error::from_errno("dup");
     if (!absolute && !base_name.empty() && base_name[0] != '/') {
       // Not a directory with a name (a deleted cwd, an anonymous fd): the
       // walk works it out.
@@ -364,12 +366,13 @@ Result<Resolved> resolve_path(PathContext& ctx, int dirfd, std::string_view path
       UniqueFd parent;
       std::string rel(absolute ? dir.substr(std::min<size_t>(1, dir.size())) : dir);
       if (rel.empty()) {
-        parent = std::move(base);
+        parent = base ? std::move(base) : UniqueFd(fcntl(base_fd, F_DUPFD_CLOEXEC, 0));
+        if (!parent) return Error::from_errno("dup");
       } else {
         open_how how{};
         how.flags = O_PATH | O_DIRECTORY | O_CLOEXEC;
         how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
-        parent.reset(static_cast<int>(syscall(SYS_openat2, base.get(), rel.c_str(), &how, sizeof how)));
+        parent.reset(static_cast<int>(syscall(SYS_openat2, base_fd, rel.c_str(), &how, sizeof how)));
         if (!parent && errno != ELOOP && errno != EXDEV) {
           // A missing or unsearchable directory fails the same for the
           // target; anything else takes the walk, which is authoritative.

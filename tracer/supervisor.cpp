@@ -403,7 +403,7 @@ struct Supervisor::Impl {
       c.op = Operation{};
       c.op.kind = OpKind::Continue;
     }
-    redirect_to_host_view(c.op);
+    redirect_to_host_view(c);
     if (c.op.blocking) {
       run_in_worker(call, std::move(c.op), creds, std::move(row));
       return;
@@ -678,12 +678,20 @@ struct Supervisor::Impl {
     return true;
   }
 
-  void redirect_to_host_view(Operation& op) {
+  void redirect_to_host_view(Classified& c) {
+    Operation& op = c.op;
     // Not for renames and links: across the mount's boundary the kernel
     // answers EXDEV, and that is right (mv then copies), because a
     // directory or file moved in keeps the handles opened on it outside,
     // which would write past the read-only mount.
     if (opts.mount_denials.empty() || op.obj || op.kind == OpKind::Rename || op.kind == OpKind::Link) return;
+    // The checked names first (no system call): a call they place outside
+    // every read-only tree is left as it is; were they wrong, the mount
+    // would refuse it, which fails closed.
+    bool named_inside = false;
+    for (const Facet& f : c.facets)
+      if (under_mounted(f.path) || (!f.target.empty() && under_mounted(f.target))) named_inside = true;
+    if (!named_inside) return;
     bool touches = (op.dir && under_mounted(fd_path(op.dir.get()))) ||
                    (op.dir2 && under_mounted(fd_path(op.dir2.get())));
     if (!touches) return;
