@@ -29,8 +29,10 @@ namespace cb {
 
 struct EbpfConfig {
   // Ring buffer size in bytes: rounded up to a power of two of at least one
-  // page.  16 MiB absorbs a burst of ~80k records while the reader stalls.
-  uint64_t ring_bytes = 16ULL << 20;
+  // page.  4 MiB absorbs a burst of ~20k records while the reader stalls
+  // (it drains every 64 records per CPU); the kernel maps the data twice,
+  // so it counts double in the supervisor's RSS.
+  uint64_t ring_bytes = 4ULL << 20;
   // Wake the reader after this many records per CPU (rounded up to a power
   // of two), or when this many bytes are waiting, whichever comes first.
   uint32_t wakeup_records = 64;
