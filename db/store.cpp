@@ -866,7 +866,7 @@ Result<std::unique_ptr<Writer>> Writer::open(const std::string& path) {
     return Error{0, "cannot switch " + path + " to WAL mode (is it on a network file system?)"};
   mode->reset();
   if (auto r = configure(*db); !r) return r.error();
-  for (const char* pragma : {"PRAGMA cache_size = -32768", "PRAGMA temp_store = MEMORY"})
+  for (const char* pragma : {"PRAGMA cache_size = -8192", "PRAGMA temp_store = MEMORY"})
     if (auto r = db->exec(pragma); !r) return r.error();
   if (auto r = detail::ensure_schema(*db, path, /*create=*/true); !r) return r.error();
 
