@@ -38,7 +38,7 @@ namespace {
 // Wake the writer early when this many records wait: at 300,000 events/s
 // kCommitInterval alone would make 15,000-row transactions, and a prompt
 // start keeps the queue (and its memory) short.
-constexpr size_t kLargeBatch = 8192;
+constexpr size_t kLargeBatch = 4096;
 // Rows per multi-row INSERT into events.
 constexpr int kRowsPerInsert = 16;
 constexpr int kEventColumns = 25;
@@ -866,7 +866,7 @@ Result<std::unique_ptr<Writer>> Writer::open(const std::string& path) {
     return Error{0, "cannot switch " + path + " to WAL mode (is it on a network file system?)"};
   mode->reset();
   if (auto r = configure(*db); !r) return r.error();
-  for (const char* pragma : {"PRAGMA cache_size = -8192", "PRAGMA temp_store = MEMORY"})
+  for (const char* pragma : {"PRAGMA cache_size = -4096", "PRAGMA temp_store = MEMORY"})
     if (auto r = db->exec(pragma); !r) return r.error();
   if (auto r = detail::ensure_schema(*db, path, /*create=*/true); !r) return r.error();
 
