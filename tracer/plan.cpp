@@ -13,6 +13,7 @@
 #include <fstream>
 #include <map>
 #include <set>
+#include <sstream>
 
 namespace cb {
 namespace {
@@ -106,6 +107,72 @@ bool collect_multilinked(const std::vector<std::string>& roots, InodeAliases& ou
   return true;
 }
 
+namespace {
+
+// /proc/self/mountinfo escapes space, tab, newline and backslash as \ooo.
+std::string unescape_mountinfo(const std::string& f) {
+  std::string out;
+  for (size_t i = 0; i < f.size(); ++i) {
+    if (f[i] == '\\' && i + 3 < f.size()) {
+      int v = 0;
+      bool ok = true;
+      for (size_t k = 1; k <= 3; ++k) {
+        if (f[i + k] < '0' || f[i + k] > '7') ok = false;
+        else v = v * 8 + (f[i + k] - '0');
+      }
+      if (ok) {
+        out += static_cast<char>(v);
+        i += 3;
+        continue;
+      }
+    }
+    out += f[i];
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> mount_aliases(const std::string& dir) {
+  std::vector<std::string> out;
+  struct stat want;
+  if (stat(dir.c_str(), &want) != 0 || !S_ISDIR(want.st_mode)) return out;
+  struct Entry {
+    std::string root, point;
+  };
+  std::vector<Entry> same_fs;
+  std::ifstream in("/proc/self/mountinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream ls(line);
+    std::string id, parent, majmin, root, point;
+    if (!(ls >> id >> parent >> majmin >> root >> point)) continue;
+    unsigned ma = 0, mi = 0;
+    if (sscanf(majmin.c_str(), "%u:%u", &ma, &mi) != 2 || makedev(ma, mi) != want.st_dev) continue;
+    same_fs.push_back({unescape_mountinfo(root), unescape_mountinfo(point)});
+  }
+  // Where `dir` lies in its file system: below the root of the mount that
+  // holds it (the longest mount point above it).
+  const Entry* holder = nullptr;
+  for (const auto& e : same_fs)
+    if (is_under(dir, e.point) && (!holder || e.point.size() > holder->point.size())) holder = &e;
+  if (!holder) return out;
+  std::string rest = holder->point == "/" ? dir : dir.substr(holder->point.size());
+  std::string in_fs = holder->root == "/" ? (rest.empty() ? "/" : rest) : holder->root + rest;
+  for (const auto& e : same_fs) {
+    if (&e == holder || !is_under(in_fs, e.root)) continue;
+    std::string tail = e.root == "/" ? in_fs : in_fs.substr(e.root.size());
+    std::string alias = e.point == "/" ? (tail.empty() ? "/" : tail) : e.point + tail;
+    if (alias == dir || is_under(alias, dir) || is_under(dir, alias)) continue;
+    // Only a name that is this very directory: a later mount may hide it.
+    struct stat st;
+    if (stat(alias.c_str(), &st) == 0 && st.st_dev == want.st_dev && st.st_ino == want.st_ino &&
+        std::find(out.begin(), out.end(), alias) == out.end())
+      out.push_back(alias);
+  }
+  return out;
+}
+
 LinkIndex::LinkIndex(std::vector<std::string> trees, size_t limit, std::function<void(bool)> done) {
   thread_ = std::thread([this, trees = std::move(trees), limit, done = std::move(done)] {
     pthread_setname_np(pthread_self(), "cb-links");
@@ -187,6 +254,47 @@ Plan make_plan(const Policy& p, const PlanInput& in) {
         if (is_under(sd.root, m.root)) nested = true;
       plan.mounted.push_back(sd);
       if (!nested) plan.mounts.push_back({MountKind::RoBind, sd.root, "", false});
+    }
+  }
+
+  // ---- other names of protected directories: bind mounts of their file
+  // system made before the session show them elsewhere.  The rules see the
+  // protected name behind such a path, and where the tree is a read-only
+  // mount, the other name is made read-only too.
+  {
+    std::vector<std::string> bases;
+    for (const Rule& r : p.rules) {
+      if (!(r.decision == Decision::Deny || r.decision == Decision::Ask) || !(r.actions & kFileMutate)) continue;
+      for (const auto& g : r.paths) {
+        const std::string& b = g.literal_base();
+        struct stat st;
+        if (!b.empty() && b[0] == '/' && b != "/" && stat(b.c_str(), &st) == 0 && S_ISDIR(st.st_mode) &&
+            std::find(bases.begin(), bases.end(), b) == bases.end())
+          bases.push_back(b);
+      }
+    }
+    for (const auto& base : bases) {
+      for (const std::string& alias : mount_aliases(base)) {
+        bool known = false;
+        for (const auto& [a, tree] : plan.alias_of)
+          if (a == alias && tree == base) known = true;
+        if (known) continue;
+        plan.alias_of.emplace_back(alias, base);
+        for (const auto& m : plan.mounted) {
+          if (m.root != base) continue;
+          bool covered = false;
+          for (const auto& a : plan.aliases)
+            if (is_under(alias, a.root)) covered = true;
+          if (covered) break;
+          StaticDenial a = m;
+          a.root = alias;
+          plan.aliases.push_back(a);
+          plan.mounts.push_back({MountKind::RoBind, alias, "", true});
+          break;
+        }
+        plan.notes.push_back(base + " also shows as " + alias + " (a bind mount made before the session): "
+                             "the rules on it apply there too");
+      }
     }
   }
   if (in.mount_layer) {
@@ -282,6 +390,8 @@ Plan make_plan(const Policy& p, const PlanInput& in) {
       bool reaches = f.dir || f.nlink > 1 || f.path.empty() || f.path[0] != '/';
       for (const auto& m : plan.mounted)
         if (is_under(f.path, m.root)) reaches = true;
+      for (const auto& a : plan.aliases)
+        if (is_under(f.path, a.root)) reaches = true;
       for (const auto& sf : in.self_files)
         if (f.path == sf) reaches = true;
       if (reaches) {

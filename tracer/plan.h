@@ -42,6 +42,8 @@ struct Plan {
   FilterSpec filter;
   std::vector<MountOp> mounts;
   std::vector<StaticDenial> mounted;          // trees the mount layer enforces
+  std::vector<StaticDenial> aliases;          // the same trees under other names (host bind mounts), also read-only
+  std::vector<std::pair<std::string, std::string>> alias_of;  // (other name, the protected tree it shows)
   std::vector<ProtectedDevice> devices;
   // Other names of files under the protected trees: known already when the
   // trees are small (`inodes`), else found by a LinkIndex over `link_trees`
@@ -59,6 +61,11 @@ struct Plan {
 };
 
 Plan make_plan(const Policy& p, const PlanInput& in);
+
+// Other paths at which the directory `dir` already shows through bind
+// mounts of its file system (from /proc/self/mountinfo; each checked to be
+// the very same directory by device and inode).
+std::vector<std::string> mount_aliases(const std::string& dir);
 
 // Regular files with more than one name below `roots` (at most `limit`
 // entries visited): writing any other name of them writes the protected one.

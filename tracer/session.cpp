@@ -428,6 +428,8 @@ int run_session(const RunOptions& o) {
   so.asker = asker.get();
   so.ask_timeout = o.ask_timeout;
   so.mount_denials = plan.mounted;
+  so.mount_denials.insert(so.mount_denials.end(), plan.aliases.begin(), plan.aliases.end());
+  so.mount_aliases = plan.alias_of;
   so.protected_devices = plan.devices;
   so.links = links.get();
   so.self_files = pin.self_files;

@@ -363,6 +363,13 @@ struct Supervisor::Impl {
       else listener.respond_error(call.id, c.op.err ? c.op.err : EPERM);
       return;
     }
+    // A path through another mount of a protected tree is that tree: the
+    // rules see its protected name as well.
+    for (Facet& f : c.facets)
+      for (const auto& [alias, tree] : opts.mount_aliases)
+        if (f.path == alias || (f.path.size() > alias.size() && f.path.compare(0, alias.size(), alias) == 0 &&
+                                f.path[alias.size()] == '/'))
+          f.aliases.push_back(tree + f.path.substr(alias.size()));
     Judgement j = judge(c, pe, call);
     for (const Facet& f : c.facets)
       if (f.action == Action::FileDelete && pe) ++pe->deletes;
@@ -685,6 +692,11 @@ struct Supervisor::Impl {
     // directory or file moved in keeps the handles opened on it outside,
     // which would write past the read-only mount.
     if (opts.mount_denials.empty() || op.obj || op.kind == OpKind::Rename || op.kind == OpKind::Link) return;
+    // Only what makes a new name: anything else inside a read-only tree is
+    // what the tree's rule refuses, and stays refused by the mount too.
+    bool creates = op.kind == OpKind::Mkdir || op.kind == OpKind::Symlink || op.kind == OpKind::Mknod ||
+                   (op.kind == OpKind::Open && !c.facets.empty() && c.facets[0].action == Action::FileCreate);
+    if (!creates) return;
     // The checked names first (no system call): a call they place outside
     // every read-only tree is left as it is; were they wrong, the mount
     // would refuse it, which fails closed.

@@ -99,6 +99,7 @@ struct SupervisorOptions {
   EbpfTracer* tracer = nullptr;              // records what is not notified; null: seccomp only
   bool execs_notified = true;                // the supervisor records proc.exec itself
   ActionMask kernel_carried = 0;             // allowed file actions the kernel may run (Plan::kernel_carried)
+  std::vector<std::pair<std::string, std::string>> mount_aliases;  // (other name, protected tree), Plan::alias_of
 };
 
 struct SessionOutcome {

@@ -7,6 +7,7 @@
 #include <poll.h>
 #include <pty.h>
 #include <sys/ioctl.h>
+#include <sys/mount.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -330,6 +331,25 @@ TEST_F(Session, ADirectoryOpenedBeforeTheSessionIsNoWayPastTheMounts) {
   EXPECT_NE(r.out.find("rm="), std::string::npos) << r.out << r.err;
   expect_intact();
   expect_denial_recorded();
+}
+
+TEST_F(Session, ABindMountOfTheProtectedTreeMadeBeforeTheSessionIsTheSameTree) {
+  if (getuid() != 0) GTEST_SKIP() << "making the host's bind mount needs root";
+  // The protected directory also shows at $T/other, through a bind mount
+  // the host had before the session: that name reaches the same files.
+  std::string other = t_ + "/other";
+  ASSERT_EQ(mkdir(other.c_str(), 0755), 0);
+  ASSERT_EQ(mount(p_.c_str(), other.c_str(), nullptr, MS_BIND, nullptr), 0) << strerror(errno);
+  Outcome r = supervised(
+      "rm -f $T/other/keep.txt; (echo x >> $T/other/data.bin); mv $T/other/sub $T/gone; "
+      "chmod 000 $T/other/keep.txt; echo done");
+  umount2(other.c_str(), MNT_DETACH);
+  EXPECT_NE(r.out.find("done"), std::string::npos) << r.err;
+  expect_intact();
+  bool found = false;
+  for (auto& e : events("deny"))
+    if (e.row.ev.path.rfind(other + "/", 0) == 0 && e.row.verdict.rule_id == "protect") found = true;
+  EXPECT_TRUE(found) << "denials through the other name name the rule";
 }
 
 TEST_F(Session, CheckSaysWhichAllowedCallsTheKernelCarriesOut) {
