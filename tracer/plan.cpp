@@ -152,10 +152,11 @@ std::vector<std::string> mount_aliases(const std::string& dir) {
     same_fs.push_back({unescape_mountinfo(root), unescape_mountinfo(point)});
   }
   // Where `dir` lies in its file system: below the root of the mount that
-  // holds it (the longest mount point above it).
+  // holds it (the longest mount point above it; of mounts stacked there,
+  // the last, which is the one that shows).
   const Entry* holder = nullptr;
   for (const auto& e : same_fs)
-    if (is_under(dir, e.point) && (!holder || e.point.size() > holder->point.size())) holder = &e;
+    if (is_under(dir, e.point) && (!holder || e.point.size() >= holder->point.size())) holder = &e;
   if (!holder) return out;
   std::string rest = holder->point == "/" ? dir : dir.substr(holder->point.size());
   std::string in_fs = holder->root == "/" ? (rest.empty() ? "/" : rest) : holder->root + rest;
