@@ -13,6 +13,11 @@ namespace cb {
 // absolute `rel` is returned as is; an empty one names `base` itself.
 std::string join_path(std::string_view base, std::string_view rel);
 
+// `path` is `root` or lies below it ("/a/b" is within "/a", "/ab" is not).
+inline bool path_within(std::string_view path, std::string_view root) {
+  return path == root || (path.size() > root.size() && path.starts_with(root) && path[root.size()] == '/');
+}
+
 // CLOCK_REALTIME in nanoseconds: the time stamps of the audit trail.
 int64_t realtime_ns();
 

@@ -15,14 +15,12 @@
 #include <set>
 #include <sstream>
 
+#include "tracer/paths.h"
+
 namespace cb {
 namespace {
 
-bool is_under(const std::string& path, const std::string& root) {
-  if (root == "/") return true;
-  return path == root || (path.size() > root.size() && path.compare(0, root.size(), root) == 0 &&
-                          path[root.size()] == '/');
-}
+bool is_under(const std::string& path, const std::string& root) { return root == "/" || path_within(path, root); }
 
 std::string read_small(const std::string& path) {
   std::ifstream f(path);
@@ -71,6 +69,25 @@ void scan_dev_nodes(const std::string& dir, const std::set<dev_t>& want,
     if (S_ISBLK(st.st_mode) && want.count(st.st_rdev)) out.emplace_back(st.st_rdev, p);
   }
   closedir(d);
+}
+
+// The existing directories that deny/ask rules on `actions` name as the
+// literal start of their paths (~/.ssh for "~/.ssh/**"), each once.
+std::vector<std::string> protected_directories(const Policy& p, ActionMask actions, bool with_builtin) {
+  std::vector<std::string> out;
+  for (const Rule& r : p.rules) {
+    if ((r.builtin && !with_builtin) || !(r.decision == Decision::Deny || r.decision == Decision::Ask) ||
+        !(r.actions & actions))
+      continue;
+    for (const auto& g : r.paths) {
+      const std::string& b = g.literal_base();
+      struct stat st;
+      if (!b.empty() && b[0] == '/' && b != "/" && stat(b.c_str(), &st) == 0 && S_ISDIR(st.st_mode) &&
+          std::find(out.begin(), out.end(), b) == out.end())
+        out.push_back(b);
+    }
+  }
+  return out;
 }
 
 int rule_path_count(const Rule& r) { return static_cast<int>(r.paths.size()); }
@@ -133,14 +150,13 @@ std::string unescape_mountinfo(const std::string& f) {
 
 }  // namespace
 
-std::vector<std::string> mount_aliases(const std::string& dir) {
-  std::vector<std::string> out;
-  struct stat want;
-  if (stat(dir.c_str(), &want) != 0 || !S_ISDIR(want.st_mode)) return out;
+std::vector<std::pair<std::string, std::string>> mount_aliases(const std::vector<std::string>& dirs) {
+  std::vector<std::pair<std::string, std::string>> out;
   struct Entry {
+    dev_t dev;
     std::string root, point;
   };
-  std::vector<Entry> same_fs;
+  std::vector<Entry> mounts;
   std::ifstream in("/proc/self/mountinfo");
   std::string line;
   while (std::getline(in, line)) {
@@ -148,28 +164,34 @@ std::vector<std::string> mount_aliases(const std::string& dir) {
     std::string id, parent, majmin, root, point;
     if (!(ls >> id >> parent >> majmin >> root >> point)) continue;
     unsigned ma = 0, mi = 0;
-    if (sscanf(majmin.c_str(), "%u:%u", &ma, &mi) != 2 || makedev(ma, mi) != want.st_dev) continue;
-    same_fs.push_back({unescape_mountinfo(root), unescape_mountinfo(point)});
+    if (sscanf(majmin.c_str(), "%u:%u", &ma, &mi) != 2) continue;
+    mounts.push_back({makedev(ma, mi), unescape_mountinfo(root), unescape_mountinfo(point)});
   }
-  // Where `dir` lies in its file system: below the root of the mount that
-  // holds it (the longest mount point above it; of mounts stacked there,
-  // the last, which is the one that shows).
-  const Entry* holder = nullptr;
-  for (const auto& e : same_fs)
-    if (is_under(dir, e.point) && (!holder || e.point.size() >= holder->point.size())) holder = &e;
-  if (!holder) return out;
-  std::string rest = holder->point == "/" ? dir : dir.substr(holder->point.size());
-  std::string in_fs = holder->root == "/" ? (rest.empty() ? "/" : rest) : holder->root + rest;
-  for (const auto& e : same_fs) {
-    if (&e == holder || !is_under(in_fs, e.root)) continue;
-    std::string tail = e.root == "/" ? in_fs : in_fs.substr(e.root.size());
-    std::string alias = e.point == "/" ? (tail.empty() ? "/" : tail) : e.point + tail;
-    if (alias == dir || is_under(alias, dir) || is_under(dir, alias)) continue;
-    // Only a name that is this very directory: a later mount may hide it.
-    struct stat st;
-    if (stat(alias.c_str(), &st) == 0 && st.st_dev == want.st_dev && st.st_ino == want.st_ino &&
-        std::find(out.begin(), out.end(), alias) == out.end())
-      out.push_back(alias);
+  for (const std::string& dir : dirs) {
+    struct stat want;
+    if (stat(dir.c_str(), &want) != 0 || !S_ISDIR(want.st_mode)) continue;
+    // Where `dir` lies in its file system: below the root of the mount that
+    // holds it (the longest mount point above it; of mounts stacked there,
+    // the last, which is the one that shows).
+    const Entry* holder = nullptr;
+    for (const auto& e : mounts)
+      if (e.dev == want.st_dev && is_under(dir, e.point) && (!holder || e.point.size() >= holder->point.size()))
+        holder = &e;
+    if (!holder) continue;
+    std::string rest = holder->point == "/" ? dir : dir.substr(holder->point.size());
+    std::string in_fs = holder->root == "/" ? (rest.empty() ? "/" : rest) : holder->root + rest;
+    for (const auto& e : mounts) {
+      if (&e == holder || e.dev != want.st_dev || !is_under(in_fs, e.root)) continue;
+      std::string tail = e.root == "/" ? in_fs : in_fs.substr(e.root.size());
+      std::string alias = e.point == "/" ? (tail.empty() ? "/" : tail) : e.point + tail;
+      if (alias == dir || is_under(alias, dir) || is_under(dir, alias)) continue;
+      // Only a name that is this very directory: a later mount may hide it.
+      struct stat st;
+      std::pair<std::string, std::string> found{alias, dir};
+      if (stat(alias.c_str(), &st) == 0 && st.st_dev == want.st_dev && st.st_ino == want.st_ino &&
+          std::find(out.begin(), out.end(), found) == out.end())
+        out.push_back(std::move(found));
+    }
   }
   return out;
 }
@@ -263,39 +285,22 @@ Plan make_plan(const Policy& p, const PlanInput& in) {
   // protected name behind such a path, and where the tree is a read-only
   // mount, the other name is made read-only too.
   {
-    std::vector<std::string> bases;
-    for (const Rule& r : p.rules) {
-      if (!(r.decision == Decision::Deny || r.decision == Decision::Ask) || !(r.actions & kFileMutate)) continue;
-      for (const auto& g : r.paths) {
-        const std::string& b = g.literal_base();
-        struct stat st;
-        if (!b.empty() && b[0] == '/' && b != "/" && stat(b.c_str(), &st) == 0 && S_ISDIR(st.st_mode) &&
-            std::find(bases.begin(), bases.end(), b) == bases.end())
-          bases.push_back(b);
+    plan.alias_of = mount_aliases(protected_directories(p, kFileMutate, true));
+    for (const auto& [alias, base] : plan.alias_of) {
+      for (const auto& m : plan.mounted) {
+        if (m.root != base) continue;
+        bool covered = false;
+        for (const auto& a : plan.aliases)
+          if (is_under(alias, a.root)) covered = true;
+        if (covered) break;
+        StaticDenial a = m;
+        a.root = alias;
+        plan.aliases.push_back(a);
+        plan.mounts.push_back({MountKind::RoBind, alias, "", true});
+        break;
       }
-    }
-    for (const auto& base : bases) {
-      for (const std::string& alias : mount_aliases(base)) {
-        bool known = false;
-        for (const auto& [a, tree] : plan.alias_of)
-          if (a == alias && tree == base) known = true;
-        if (known) continue;
-        plan.alias_of.emplace_back(alias, base);
-        for (const auto& m : plan.mounted) {
-          if (m.root != base) continue;
-          bool covered = false;
-          for (const auto& a : plan.aliases)
-            if (is_under(alias, a.root)) covered = true;
-          if (covered) break;
-          StaticDenial a = m;
-          a.root = alias;
-          plan.aliases.push_back(a);
-          plan.mounts.push_back({MountKind::RoBind, alias, "", true});
-          break;
-        }
-        plan.notes.push_back(base + " also shows as " + alias + " (a bind mount made before the session): "
-                             "the rules on it apply there too");
-      }
+      plan.notes.push_back(base + " also shows as " + alias + " (a bind mount made before the session): "
+                           "the rules on it apply there too");
     }
   }
   if (in.mount_layer) {
@@ -344,18 +349,8 @@ Plan make_plan(const Policy& p, const PlanInput& in) {
   // ---- hard links made before the session: the other names are not under
   // the protected trees, so writes through them must be judged by inode.
   {
-    std::vector<std::string> trees;
-    for (const Rule& r : p.rules) {
-      if (r.builtin || !(r.decision == Decision::Deny || r.decision == Decision::Ask)) continue;
-      if (!(r.actions & (bit(Action::FileWrite) | bit(Action::FileTruncate) | bit(Action::FileAttr)))) continue;
-      for (const auto& g : r.paths) {
-        const std::string& b = g.literal_base();
-        struct stat st;
-        if (!b.empty() && b[0] == '/' && b != "/" && stat(b.c_str(), &st) == 0 && S_ISDIR(st.st_mode) &&
-            std::find(trees.begin(), trees.end(), b) == trees.end())
-          trees.push_back(b);
-      }
-    }
+    std::vector<std::string> trees = protected_directories(
+        p, bit(Action::FileWrite) | bit(Action::FileTruncate) | bit(Action::FileAttr), false);
     // Small trees are walked here, so that the filter knows whether any
     // file has other names; larger ones (a repository's .git) are walked
     // while the session runs, and every write open is notified meanwhile.

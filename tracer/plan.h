@@ -62,10 +62,10 @@ struct Plan {
 
 Plan make_plan(const Policy& p, const PlanInput& in);
 
-// Other paths at which the directory `dir` already shows through bind
-// mounts of its file system (from /proc/self/mountinfo; each checked to be
-// the very same directory by device and inode).
-std::vector<std::string> mount_aliases(const std::string& dir);
+// Other paths at which each of `dirs` already shows through bind mounts of
+// its file system, as (other path, dir) (from /proc/self/mountinfo, read
+// once; each checked to be the very same directory by device and inode).
+std::vector<std::pair<std::string, std::string>> mount_aliases(const std::vector<std::string>& dirs);
 
 // Regular files with more than one name below `roots` (at most `limit`
 // entries visited): writing any other name of them writes the protected one.

@@ -237,24 +237,31 @@ struct Supervisor::Impl {
     size_t facet = 0;
   };
 
+  // What one facet of a notified call is, as the policy and the trail see it.
+  static Event facet_event(const Call& call, const Classified& c, const Facet& f, const ProcessEntry* pe) {
+    Event ev;
+    ev.action = f.action;
+    ev.path = f.path;
+    ev.target = f.target;
+    ev.aliases = f.aliases;
+    ev.is_dir = f.is_dir;
+    ev.target_pid = f.target_pid;
+    ev.flags = c.flags;
+    ev.pid = pe ? pe->info->pid : call.tid;
+    ev.tid = call.tid;
+    ev.syscall_nr = call.nr;
+    ev.syscall = std::string(syscall_name(call.nr));
+    ev.source = Source::Seccomp;
+    ev.proc = pe ? pe->info : nullptr;
+    return ev;
+  }
+
   Judgement judge(const Classified& c, ProcessEntry* pe, const Call& call) {
     Judgement j;
     int worst = -1;
     for (size_t i = 0; i < c.facets.size(); ++i) {
       const Facet& f = c.facets[i];
-      Event ev;
-      ev.action = f.action;
-      ev.path = f.path;
-      ev.target = f.target;
-      ev.aliases = f.aliases;
-      ev.is_dir = f.is_dir;
-      ev.target_pid = f.target_pid;
-      ev.flags = c.flags;
-      ev.pid = pe ? pe->info->pid : call.tid;
-      ev.tid = call.tid;
-      ev.syscall_nr = call.nr;
-      ev.syscall = std::string(syscall_name(call.nr));
-      ev.proc = pe ? pe->info : nullptr;
+      Event ev = facet_event(call, c, f, pe);
       ev.proc_deletes = pe ? pe->deletes + (f.action == Action::FileDelete ? 1 : 0) : 0;
       Verdict v = decide(*opts.policy, ev);
       int s = severity(v.decision);
@@ -270,23 +277,9 @@ struct Supervisor::Impl {
   db::EventRow make_row(const Call& call, const Classified& c, ProcessEntry* pe, const Judgement& j) {
     db::EventRow row;
     row.seq = ++seq;
-    const Facet& f = c.facets[0];
-    Event& ev = row.ev;
-    ev.ts_ns = realtime_ns();
-    ev.pid = pe ? pe->info->pid : call.tid;
-    ev.tid = call.tid;
-    ev.action = f.action;
-    ev.syscall_nr = call.nr;
-    ev.syscall = std::string(syscall_name(call.nr));
-    ev.path = f.path;
-    ev.target = f.target;
-    ev.aliases = f.aliases;
-    ev.flags = c.flags;
-    ev.target_pid = f.target_pid;
-    ev.is_dir = f.is_dir;
-    ev.source = Source::Seccomp;
-    ev.proc = pe ? pe->info : nullptr;
-    ev.proc_deletes = pe ? pe->deletes : 0;
+    row.ev = facet_event(call, c, c.facets[0], pe);
+    row.ev.ts_ns = realtime_ns();
+    row.ev.proc_deletes = pe ? pe->deletes : 0;
     row.verdict = j.verdict;
     if (j.facet != 0 && !j.verdict.rule_id.empty()) {
       // Say which part of the syscall the rule was about.
@@ -367,9 +360,7 @@ struct Supervisor::Impl {
     // rules see its protected name as well.
     for (Facet& f : c.facets)
       for (const auto& [alias, tree] : opts.mount_aliases)
-        if (f.path == alias || (f.path.size() > alias.size() && f.path.compare(0, alias.size(), alias) == 0 &&
-                                f.path[alias.size()] == '/'))
-          f.aliases.push_back(tree + f.path.substr(alias.size()));
+        if (path_within(f.path, alias)) f.aliases.push_back(tree + f.path.substr(alias.size()));
     Judgement j = judge(c, pe, call);
     for (const Facet& f : c.facets)
       if (f.action == Action::FileDelete && pe) ++pe->deletes;
@@ -472,9 +463,7 @@ struct Supervisor::Impl {
 
   const StaticDenial* mounted_for(const std::string& path) const {
     for (const auto& m : opts.mount_denials)
-      if (path == m.root || (path.size() > m.root.size() && path.compare(0, m.root.size(), m.root) == 0 &&
-                             path[m.root.size()] == '/'))
-        return &m;
+      if (path_within(path, m.root)) return &m;
     return nullptr;
   }
 
@@ -639,13 +628,7 @@ struct Supervisor::Impl {
   // fail with EROFS in the session's view: it is carried out in the
   // supervisor's own view of the very same directories instead (checked by
   // device and inode, so a path that now leads elsewhere is refused).
-  bool under_mounted(const std::string& path) const {
-    for (const auto& m : opts.mount_denials)
-      if (path == m.root || (path.size() > m.root.size() && path.compare(0, m.root.size(), m.root) == 0 &&
-                             path[m.root.size()] == '/'))
-        return true;
-    return false;
-  }
+  bool under_mounted(const std::string& path) const { return mounted_for(path) != nullptr; }
 
   // Whether the kernel may run an allowed call itself: every refusal of its
   // actions is the mount layer's (Plan::kernel_carried), so whatever path
