@@ -4,9 +4,15 @@
  * in scope when its tgid is in `tracked`, which user space seeds with the
  * session's first process and sched_process_fork extends to every child.
  *
- * Syscalls are followed through their own syscalls:sys_enter_<name> and
- * sys_exit_<name> tracepoints (raw_syscalls would cost every syscall of the
- * host): the enter program saves the arguments by tid, the exit program emits
+ * Syscalls are followed at the two raw tracepoints every syscall passes,
+ * sys_enter and sys_exit: two attachments instead of two per syscall (each a
+ * perf event, whose attach and RCU-synchronised detach made the tracer's
+ * start and end slow).  The host's other syscalls cost a look at the syscall
+ * number in `sysdesc` and a return; the per-syscall tracepoints had the
+ * kernel do the same test, behind the same sys_enter tracepoint.  (Plain raw
+ * tracepoints rather than BTF ones: those would make libbpf parse the whole
+ * of vmlinux's BTF at every start, which the tracer otherwise avoids.)  The
+ * enter program saves the arguments in task storage, the exit program emits
  * one record with the result.  A syscall that the seccomp supervisor answered
  * itself skips sys_enter but may still reach sys_exit; since only a saved
  * enter produces a record, such a syscall is never recorded twice.
@@ -45,9 +51,13 @@ struct {
 	__uint(max_entries, 16 << 20);
 } rb SEC(".maps");
 
-/* tgids (initial pid namespace) of the session's processes. */
+/* tgids (initial pid namespace) of the session's processes.  Allocated as
+ * processes come (the kernel's BPF allocator serves tracepoint context):
+ * preallocating 65536 entries cost every session's start 3 MB of zeroed
+ * kernel memory. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, 65536);
 	__type(key, __u32);
 	__type(value, __u8);
@@ -113,21 +123,6 @@ struct {
 	__type(key, __u32);
 	__type(value, struct cb_scratch);
 } scratch SEC(".maps");
-
-/* The layouts of syscalls:sys_enter_* and sys_exit_* (see their format files). */
-struct cb_sys_enter_ctx {
-	__u64 common;
-	__s32 nr;
-	__u32 pad;
-	__u64 args[6];
-};
-
-struct cb_sys_exit_ctx {
-	__u64 common;
-	__s32 nr;
-	__u32 pad;
-	__s64 ret;
-};
 
 /* Result of the copy helpers: length, plus status bits. */
 #define R_TRUNC (1u << 16)
@@ -275,67 +270,100 @@ static __always_inline unsigned long file_magic(struct file *f)
 	return BPF_CORE_READ(f, f_inode, i_sb, s_magic);
 }
 
+struct walk_state {
+	struct cb_scratch *s;
+	__u64 vmnt, d, mnt;	/* kernel pointers, as integers */
+	__u64 pos, status;
+};
+
+/* One step of walk(): a path component, or a mount crossing.  Returns 1 to
+ * stop. */
+static long walk_step(__u64 i, void *arg)
+{
+	struct walk_state *w = arg;
+	struct cb_scratch *s = w->s;
+	struct vfsmount *vmnt = (void *)w->vmnt;
+	struct dentry *d = (void *)w->d;
+	struct mount *mnt = (void *)w->mnt;
+	struct dentry *root, *parent;
+	__u64 pos = w->pos, len;
+
+	if (!s) {
+		w->status = 2;
+		return 1;
+	}
+	root = BPF_CORE_READ(vmnt, mnt_root);
+	parent = BPF_CORE_READ(d, d_parent);
+	if (d == root || d == parent) {
+		struct mount *up = BPF_CORE_READ(mnt, mnt_parent);
+
+		if (d != root) {
+			w->status = 2;
+			return 1;
+		}
+		if (up == mnt) {
+			w->status = 0;
+			return 1;
+		}
+		w->d = (__u64)BPF_CORE_READ(mnt, mnt_mountpoint);
+		w->mnt = (__u64)up;
+		w->vmnt = (__u64)up + bpf_core_field_offset(struct mount, mnt);
+		return 0;
+	}
+	len = BPF_CORE_READ(d, d_name.len);
+	if (len >= pos || pos > CB_PATH_MAX)
+		return 1;
+	pos = (pos - len - 1) & (CB_PATH_MAX - 1);
+	len &= CB_PATH_MAX - 1;
+	bpf_probe_read_kernel(s->walk + pos + 1, len, BPF_CORE_READ(d, d_name.name));
+	s->walk[pos] = '/';
+	w->pos = pos;
+	w->d = (__u64)parent;
+	return 0;
+}
+
 /* Writes the absolute path of (vmnt, d) backwards into s->walk so that it
  * ends at s->walk[CB_PATH_MAX], crossing mounts up to the mount namespace's
  * root (a chroot is not a stop: records name files as the namespace sees
  * them).  Returns the start offset << 2 | status: 0 complete, 1 cut short, 2
  * not reachable from the root (a pipe, a socket, an anonymous inode).
  *
- * A global function, so the verifier checks its loop once rather than at
- * every call site; the kernel pointers travel as integers for that reason. */
+ * The steps run under bpf_loop(), and this is a global function: the verifier
+ * checks one step once per program, where an unrolled loop cost it 14,000
+ * instructions and most of the tracer's start.  Kernel pointers travel as
+ * integers for that reason. */
 __noinline __u64 walk(struct cb_scratch *s, __u64 vmnt_addr, __u64 d_addr)
 {
-	struct vfsmount *vmnt = (void *)vmnt_addr;
-	struct dentry *d = (void *)d_addr;
-	struct mount *mnt = (void *)vmnt - bpf_core_field_offset(struct mount, mnt);
-	__u64 pos = CB_PATH_MAX, status = 1, len;
-	int i;
+	struct walk_state w = {
+		.s = s,
+		.vmnt = vmnt_addr,
+		.d = d_addr,
+		.mnt = vmnt_addr - bpf_core_field_offset(struct mount, mnt),
+		.pos = CB_PATH_MAX,
+		.status = 1,
+	};
 
 	if (!s)
-		return pos << 2 | 2;
-	for (i = 0; i < CB_WALK_STEPS; i++) {
-		struct dentry *root = BPF_CORE_READ(vmnt, mnt_root);
-		struct dentry *parent = BPF_CORE_READ(d, d_parent);
-
-		if (d == root || d == parent) {
-			struct mount *up = BPF_CORE_READ(mnt, mnt_parent);
-
-			if (d != root) {
-				status = 2;
-				break;
-			}
-			if (up == mnt) {
-				status = 0;
-				break;
-			}
-			d = BPF_CORE_READ(mnt, mnt_mountpoint);
-			mnt = up;
-			vmnt = (void *)up + bpf_core_field_offset(struct mount, mnt);
-			continue;
-		}
-		len = BPF_CORE_READ(d, d_name.len);
-		if (len >= pos)
-			break;
-		pos = (pos - len - 1) & (CB_PATH_MAX - 1);
-		len &= CB_PATH_MAX - 1;
-		bpf_probe_read_kernel(s->walk + pos + 1, len, BPF_CORE_READ(d, d_name.name));
-		s->walk[pos] = '/';
-		d = parent;
-	}
-	return pos << 2 | status;
+		return (__u64)CB_PATH_MAX << 2 | 2;
+	bpf_loop(CB_WALK_STEPS, walk_step, &w, 0);
+	return w.pos << 2 | w.status;
 }
 
+/* The helpers below are global functions too, for the same reason: the
+ * verifier then checks each once, instead of once per call site and per path
+ * through the caller, which made the exit program the bulk of the tracer's
+ * start. */
+
 /* Appends the absolute path of (vmnt, d) at s->rec[off]. */
-static __noinline __u64 copy_walk(struct cb_scratch *s, __u64 off, struct vfsmount *vmnt,
-				  struct dentry *d)
+__noinline __u64 copy_walk(struct cb_scratch *s, __u64 off, __u64 vmnt, __u64 d)
 {
 	__u64 r, pos, len, status;
 
-	if (off > CB_OFF_LIMIT)
+	if (!s || off > CB_OFF_LIMIT)
 		return R_FAULT;
 	if (!vmnt || !d)
 		return R_FAULT;
-	r = walk(s, (__u64)vmnt, (__u64)d);
+	r = walk(s, vmnt, d);
 	status = r & 3;
 	pos = r >> 2;
 	if (pos >= CB_PATH_MAX) {
@@ -349,43 +377,45 @@ static __noinline __u64 copy_walk(struct cb_scratch *s, __u64 off, struct vfsmou
 	return len | (status == 1 ? R_TRUNC : 0) | (status == 2 ? R_FAULT : 0);
 }
 
-static __noinline __u64 copy_cwd(struct cb_scratch *s, __u64 off)
+__noinline __u64 copy_cwd(struct cb_scratch *s, __u64 off)
 {
 	struct task_struct *task = (void *)bpf_get_current_task();
 	struct fs_struct *fs = BPF_CORE_READ(task, fs);
 
-	return copy_walk(s, off, BPF_CORE_READ(fs, pwd.mnt), BPF_CORE_READ(fs, pwd.dentry));
+	return copy_walk(s, off, (__u64)BPF_CORE_READ(fs, pwd.mnt),
+			 (__u64)BPF_CORE_READ(fs, pwd.dentry));
 }
 
-static __noinline __u64 copy_fd_path(struct cb_scratch *s, __u64 off, __s64 fd)
+__noinline __u64 copy_fd_path(struct cb_scratch *s, __u64 off, __s64 fd)
 {
 	struct task_struct *task = (void *)bpf_get_current_task();
 	struct file *f = fd_file(task, fd);
 
 	if (!f)
 		return R_FAULT;
-	return copy_walk(s, off, BPF_CORE_READ(f, f_path.mnt), BPF_CORE_READ(f, f_path.dentry));
+	return copy_walk(s, off, (__u64)BPF_CORE_READ(f, f_path.mnt),
+			 (__u64)BPF_CORE_READ(f, f_path.dentry));
 }
 
-static __noinline __u64 copy_user_str(struct cb_scratch *s, __u64 off, const char *p)
+__noinline __u64 copy_user_str(struct cb_scratch *s, __u64 off, __u64 p)
 {
 	long n;
 
-	if (off > CB_OFF_LIMIT)
+	if (!s || off > CB_OFF_LIMIT)
 		return R_FAULT;
-	n = bpf_probe_read_user_str(s->rec + off, CB_PATH_MAX, p);
+	n = bpf_probe_read_user_str(s->rec + off, CB_PATH_MAX, (const void *)p);
 	if (n <= 0)
 		return R_FAULT;
 	return (n - 1) | (n >= CB_PATH_MAX ? R_TRUNC : 0);
 }
 
-static __noinline __u64 copy_kernel_str(struct cb_scratch *s, __u64 off, const char *p)
+__noinline __u64 copy_kernel_str(struct cb_scratch *s, __u64 off, __u64 p)
 {
 	long n;
 
-	if (off > CB_OFF_LIMIT)
+	if (!s || off > CB_OFF_LIMIT)
 		return R_FAULT;
-	n = bpf_probe_read_kernel_str(s->rec + off, CB_PATH_MAX, p);
+	n = bpf_probe_read_kernel_str(s->rec + off, CB_PATH_MAX, (const void *)p);
 	if (n <= 0)
 		return R_FAULT;
 	return (n - 1) | (n >= CB_PATH_MAX ? R_TRUNC : 0);
@@ -416,15 +446,18 @@ static __always_inline void set_blob(struct cb_rec_syscall *r, __u32 b, __u64 re
 
 /* Appends path blob b (from user memory) and, unless it is absolute, its base
  * directory as blob b + 1. `at`: the dirfd, AT_FDCWD, or CB_NO_BASE. */
-static __noinline __u64 append_path(struct cb_scratch *s, __u64 off, __u32 b, const char *p,
-				    __s64 at)
+__noinline __u64 append_path(struct cb_scratch *s, __u64 off, __u32 b, __u64 p, __s64 at)
 {
-	struct cb_rec_syscall *r = (void *)s->rec;
+	struct cb_rec_syscall *r;
 	__u64 res, len;
 	bool absolute;
 
-	if (b > CB_SYS_PATH2 || off > CB_OFF_LIMIT)
+	if (!s || b > CB_SYS_PATH2 || off > CB_OFF_LIMIT)
 		return off;
+	/* b and b + 1 name blobs: bounded where the verifier sees it. */
+	barrier_var(b);
+	b &= 3;
+	r = (void *)s->rec;
 	res = copy_user_str(s, off, p);
 	len = res_len(res);
 	set_blob(r, b, res);
@@ -498,18 +531,49 @@ static __always_inline void pidfd_target(struct cb_rec_syscall *r, __s64 fd)
 	r->target_pid = sup_nr(pid, r->target_gpid);
 }
 
-static __always_inline int save_enter(__s32 nr, const __u64 *args)
+/* The descriptor of a syscall of the native ABI that the tracer follows, or
+ * NULL.  An x32 number is out of range; an ia32 one (int 0x80 from a 64-bit
+ * process) is told apart by the task's TS_COMPAT, because its numbers mean
+ * other syscalls. */
+static __always_inline struct cb_sysdesc *traced_desc(long id)
 {
+	struct cb_sysdesc *d;
+	__u32 nr;
+
+	if ((__u64)id >= CB_NR_MAX)
+		return NULL;
+	nr = id;
+	d = bpf_map_lookup_elem(&sysdesc, &nr);
+	if (!d || !d->traced)
+		return NULL;
+	return d;
+}
+
+#define CB_TS_COMPAT 0x0002	/* arch/x86/include/asm/thread_info.h */
+
+static __always_inline bool compat_syscall(struct task_struct *task)
+{
+	return BPF_CORE_READ(task, thread_info.status) & CB_TS_COMPAT;
+}
+
+SEC("raw_tp/sys_enter")
+int BPF_PROG(cb_sys_enter, struct pt_regs *regs, long id)
+{
+	struct pt_regs uregs;
+	struct task_struct *task;
 	struct cb_sysdesc *d;
 	struct cb_enter *e;
 	__u64 len;
-	int i;
 
-	d = bpf_map_lookup_elem(&sysdesc, &nr);
-	if (!d || !d->traced)
+	d = traced_desc(id);
+	if (!d)
 		return 0;
-	e = bpf_task_storage_get(&enters, bpf_get_current_task_btf(), NULL,
-				 BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!is_tracked(bpf_get_current_pid_tgid() >> 32))
+		return 0;
+	task = bpf_get_current_task_btf();
+	if (compat_syscall(task))
+		return 0;
+	e = bpf_task_storage_get(&enters, task, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!e) {
 		struct cb_counters *c = get_counters();
 
@@ -517,9 +581,17 @@ static __always_inline int save_enter(__s32 nr, const __u64 *args)
 			c->enter_dropped++;
 		return 0;
 	}
-	e->nr = nr;
-	for (i = 0; i < CB_NARGS; i++)
-		e->args[i] = args[i];
+	e->nr = id;
+	/* The syscall ABI's argument registers (pt_regs is the arch's ABI, not
+	 * a layout CO-RE needs to place). */
+	if (bpf_probe_read_kernel(&uregs, sizeof(uregs), regs))
+		return 0;
+	e->args[0] = uregs.di;
+	e->args[1] = uregs.si;
+	e->args[2] = uregs.dx;
+	e->args[3] = uregs.r10;
+	e->args[4] = uregs.r8;
+	e->args[5] = uregs.r9;
 	e->addrlen = 0;
 	/* The sockaddr is copied now: the caller may reuse its buffer as soon
 	 * as connect() returns, and a non-blocking connect returns early. */
@@ -543,33 +615,10 @@ static __always_inline int save_enter(__s32 nr, const __u64 *args)
 	return 0;
 }
 
-/* One enter program per argument count: the kernel refuses to attach a
- * program that reads past the end of a tracepoint's record. */
-#define CB_SYS_ENTER(n)								\
-SEC("tracepoint")								\
-int cb_sys_enter##n(struct cb_sys_enter_ctx *ctx)				\
-{										\
-	__u64 args[CB_NARGS] = {};						\
-	__u32 tgid = bpf_get_current_pid_tgid() >> 32;				\
-	int i;									\
-										\
-	if (!is_tracked(tgid))							\
-		return 0;							\
-	for (i = 0; i < (n); i++)						\
-		args[i] = ctx->args[i];						\
-	return save_enter(ctx->nr, args);					\
-}
-
-CB_SYS_ENTER(1)
-CB_SYS_ENTER(2)
-CB_SYS_ENTER(3)
-CB_SYS_ENTER(4)
-CB_SYS_ENTER(5)
-CB_SYS_ENTER(6)
-
-SEC("tracepoint")
-int cb_sys_exit(struct cb_sys_exit_ctx *ctx)
+SEC("raw_tp/sys_exit")
+int BPF_PROG(cb_sys_exit, struct pt_regs *regs, long ret)
 {
+	long orig_ax = -1;
 	__u64 id = bpf_get_current_pid_tgid();
 	struct cb_rec_syscall *r;
 	struct cb_sysdesc *d;
@@ -580,21 +629,25 @@ int cb_sys_exit(struct cb_sys_exit_ctx *ctx)
 	__s32 nr;
 	int i;
 
+	/* The host's syscalls stop at the first test. */
+	bpf_probe_read_kernel(&orig_ax, sizeof(orig_ax), &regs->orig_ax);
+	d = traced_desc(orig_ax);
+	if (!d)
+		return 0;
 	e = bpf_task_storage_get(&enters, bpf_get_current_task_btf(), NULL, 0);
 	if (!e || !e->pending)
 		return 0;
 	e->pending = 0;
 	nr = e->nr;
-	if (nr != ctx->nr)
+	if (nr != orig_ax)
 		return 0;
-	d = bpf_map_lookup_elem(&sysdesc, &nr);
 	s = bpf_map_lookup_elem(&scratch, &zero);
-	if (!d || !s)
+	if (!s)
 		return 0;
 
 	r = (void *)s->rec;
 	fill_hdr(&r->hdr, CB_REC_SYSCALL, 0, (void *)bpf_get_current_task(), id);
-	r->ret = ctx->ret;
+	r->ret = ret;
 	for (i = 0; i < CB_NARGS; i++)
 		r->args[i] = e->args[i];
 	r->nr = nr;
@@ -610,7 +663,7 @@ int cb_sys_exit(struct cb_sys_exit_ctx *ctx)
 	off = sizeof(*r);
 
 	if (d->path1 >= 0) {
-		off = append_path(s, off, CB_SYS_PATH1, (const char *)e->args[d->path1 & 7],
+		off = append_path(s, off, CB_SYS_PATH1, e->args[d->path1 & 7],
 				  dirfd_of(e, d->path1, d->dirfd1));
 	} else if (d->fd >= 0) {
 		r->fd = e->args[d->fd & 7];
@@ -619,7 +672,7 @@ int cb_sys_exit(struct cb_sys_exit_ctx *ctx)
 		off += res_len(res);
 	}
 	if (d->path2 >= 0)
-		off = append_path(s, off, CB_SYS_PATH2, (const char *)e->args[d->path2 & 7],
+		off = append_path(s, off, CB_SYS_PATH2, e->args[d->path2 & 7],
 				  dirfd_of(e, d->path2, d->dirfd2));
 	if (d->sock >= 0) {
 		r->fd = e->args[d->sock & 7];
@@ -711,7 +764,7 @@ int BPF_PROG(cb_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 	r->len[CB_EXEC_ARGV] = 0;
 	off = sizeof(*r);
 
-	res = copy_kernel_str(s, off, BPF_CORE_READ(bprm, filename));
+	res = copy_kernel_str(s, off, (__u64)BPF_CORE_READ(bprm, filename));
 	len = res_len(res);
 	r->len[CB_EXEC_FILE] = len;
 	if (res & R_TRUNC)

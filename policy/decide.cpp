@@ -140,7 +140,7 @@ void add_self_protection(Policy& p, const SelfProtection& sp) {
       add_glob(r, "unix:" + escaped + "/**");
     }
     r.decision = Decision::Deny;
-    r.message = "the control socket of this session cannot be touched";
+    r.message = "cottonbox's runtime files (the control socket, the tracer's cache) cannot be touched";
     r.builtin = true;
     if (!r.paths.empty()) front.push_back(std::move(r));
   }

@@ -81,7 +81,7 @@ LoadResult load_policy_text(const std::vector<std::pair<std::string, std::string
 // Rules cottonbox puts before every user rule and which no rule can override.
 struct SelfProtection {
   std::vector<std::string> protected_files;  // audit db (+ -wal/-shm/-journal), policy files
-  std::vector<std::string> protected_dirs;   // control socket directories
+  std::vector<std::string> protected_dirs;   // control socket directories, the tracer's cache
 };
 void add_self_protection(Policy& p, const SelfProtection& sp);
 

@@ -1,10 +1,12 @@
 #include "tracer/check.h"
 
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
+#include "tracer/core_btf.h"
 #include "tracer/plan.h"
 #include "tracer/session.h"
 
@@ -52,6 +54,8 @@ int run_check(const std::vector<std::string>& policy_files, const std::map<std::
   for (const char* suffix : {"", "-wal", "-shm", "-journal"}) sp.protected_files.push_back(db_path + suffix);
   for (auto& f : p->files) sp.protected_files.push_back(f);
   if (const char* rt = getenv("XDG_RUNTIME_DIR"); rt && *rt) sp.protected_dirs.push_back(std::string(rt) + "/cottonbox");
+  if (struct stat st; stat(core_btf_dir().c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+    sp.protected_dirs.push_back(core_btf_dir());
   add_self_protection(*p, sp);
 
   PlanInput in;

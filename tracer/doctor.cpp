@@ -53,8 +53,8 @@ std::vector<Capability> capabilities(const Features& f) {
       !f.tracefs.empty() ? "mounted at " + f.tracefs
       : f.tracefs_usable ? "not mounted; a private instance can be made"
                          : "not mounted, and no private instance can be made",
-      f.tracefs_usable ? "syscall tracepoints attach through it (nothing is mounted on the host)"
-                       : "the eBPF tracer cannot attach to syscalls; seccomp-only");
+      f.tracefs_usable ? "the tracer learns from it which tracepoints this kernel has (nothing is mounted on the host)"
+                       : "the eBPF tracer cannot start; seccomp-only");
   add("bpffs", "bpffs", !f.bpffs.empty(), f.bpffs.empty() ? "not mounted" : "mounted at " + f.bpffs,
       "not needed: cottonbox pins nothing, its programs live as long as the supervisor");
   add("cgroup2", "cgroup v2", !f.cgroup2.empty(), f.cgroup2.empty() ? "not mounted" : "mounted at " + f.cgroup2,

@@ -3,16 +3,15 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <csignal>
 #include <cstdarg>
 #include <cstdio>
 #include <exception>
 
+#include "tracer/core_btf.h"
 #include "tracer/fd.h"
 #include "tracer/features.h"
 
@@ -20,7 +19,6 @@
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
-#include <linux/perf_event.h>
 
 #include "cb_calibrate.skel.h"
 #include "cottonbox.skel.h"
@@ -74,6 +72,7 @@ class LogCapture {
   }
   LogCapture(const LogCapture&) = delete;
   LogCapture& operator=(const LogCapture&) = delete;
+  void clear() { log_.clear(); }
   // The last lines, which is where libbpf and the verifier say what failed.
   std::string tail() const {
     if (log_.empty()) return {};
@@ -121,25 +120,21 @@ int64_t realtime_offset() {
   return offset;
 }
 
-// Named as a custom BTF so that each object parses it once: left to itself,
-// libbpf 1.1 parses vmlinux's 5 MB of BTF once more for every object, which
-// cost a third of the tracer's start.
+// The kernel's whole BTF, named as the object's custom BTF when the cut-down
+// one cannot be used: left to itself, libbpf 1.1 parses these 5 MB once more
+// for every object.
 constexpr const char* kVmlinuxBtf = "/sys/kernel/btf/vmlinux";
-
-int read_tp_id(const UniqueFd& tracefs, const std::string& event) {
-  UniqueFd fd(openat(tracefs.get(), ("events/" + event + "/id").c_str(), O_RDONLY | O_CLOEXEC));
-  if (!fd) return -1;
-  char buf[32] = {};
-  ssize_t n = read(fd.get(), buf, sizeof(buf) - 1);
-  if (n <= 0) return -1;
-  return std::atoi(buf);
-}
 
 // Learns the calling process's pid namespace from the kernel (see
 // bpf/cb_calibrate.bpf.c for why user space cannot).
 Result<PidNamespace> calibrate() {
   struct stat st{};
   if (stat("/proc/self/ns/pid", &st) != 0) return Error::from_errno("cannot stat /proc/self/ns/pid");
+  // The initial pid namespace has a fixed inode number (PROC_PID_INIT_INO),
+  // one that no other namespace can have: there, the common case, the
+  // program need not run, and its load and CO-RE pass are saved.
+  constexpr uint64_t kInitPidNsIno = 0xEFFFFFFCU;
+  if (st.st_ino == kInitPidNsIno) return PidNamespace{st.st_dev, st.st_ino, 0};
   LogCapture log;
   LIBBPF_OPTS(bpf_object_open_opts, oo, .btf_custom_path = kVmlinuxBtf);
   CalibratePtr c(cb_calibrate_bpf__open_opts(&oo));
@@ -162,17 +157,6 @@ Result<PidNamespace> calibrate() {
   return PidNamespace{st.st_dev, st.st_ino, b->level};
 }
 
-int perf_open_tracepoint(int id) {
-  perf_event_attr attr{};
-  attr.type = PERF_TYPE_TRACEPOINT;
-  attr.size = sizeof(attr);
-  attr.config = static_cast<uint64_t>(id);
-  attr.sample_period = 1;
-  attr.wakeup_events = 1;
-  // pid -1 with one cpu: a BPF program on a tracepoint runs on every CPU.
-  return static_cast<int>(syscall(SYS_perf_event_open, &attr, -1, 0, -1, PERF_FLAG_FD_CLOEXEC));
-}
-
 }  // namespace
 
 struct EbpfTracer::Impl {
@@ -189,64 +173,12 @@ struct EbpfTracer::Impl {
   const RecordFn* fn = nullptr;
   std::exception_ptr exc;
 
-  std::vector<int> perf_fds;  // owned by the links; listed for the hand-off below
-
   ~Impl() {
+    // The ring first (its callbacks point here), then the links: six raw
+    // tracepoints, where a perf event per syscall took seconds of RCU grace
+    // periods to detach, detach in well under a millisecond.
     ring.reset();
-    if (skel) {
-      // Nothing of the session is followed any more, whatever runs on.
-      clear_map(skel->maps.tracked, sizeof(uint32_t));
-      clear_map(skel->maps.seeds, sizeof(int32_t));
-    }
-    // Detaching from a syscall tracepoint costs the kernel an RCU grace
-    // period under a global mutex: one after another, ~90 of them take
-    // seconds, and a process exiting with them attached waits as long.  A
-    // reaper process inherits the fds and pays for it in the background; our
-    // own copies then close at once.
-    std::vector<int> fds = perf_fds;
-    for (const auto& l : links) fds.push_back(bpf_link__fd(l.get()));
-    UniqueFd go = hand_off(std::move(fds));
     links.clear();
-    // go closes last: the reaper starts once our copies are gone, so that its
-    // closes are the final ones, which pay.
-  }
-
-  static void clear_map(bpf_map* map, size_t key_size) {
-    std::vector<uint8_t> key(key_size), next(key_size);
-    while (bpf_map__get_next_key(map, nullptr, next.data(), key_size) == 0)
-      if (bpf_map__delete_elem(map, next.data(), key_size, 0) != 0) break;
-  }
-
-  // Leaves `fds` open in a detached grandchild that closes them, and exits,
-  // once the returned fd is closed.  An empty fd: no reaper, our own closes pay.
-  static UniqueFd hand_off(std::vector<int> fds) {
-    int p[2];
-    if (pipe2(p, O_CLOEXEC) != 0) return {};
-    UniqueFd rd(p[0]), wr(p[1]);
-    fds.push_back(rd.get());
-    std::sort(fds.begin(), fds.end());
-    pid_t child = fork();
-    if (child < 0) return {};
-    if (child == 0) {
-      // Only system calls from here: the parent may have threads.
-      if (syscall(SYS_clone, SIGCHLD, nullptr, nullptr, nullptr, 0) != 0) _exit(0);
-      unsigned lo = 0;
-      for (int fd : fds) {
-        if (static_cast<unsigned>(fd) > lo) syscall(SYS_close_range, lo, static_cast<unsigned>(fd) - 1, 0);
-        lo = static_cast<unsigned>(fd) + 1;
-      }
-      syscall(SYS_close_range, lo, ~0U, 0);
-      if (chdir("/") != 0) {
-      }
-      char c;
-      while (read(p[0], &c, 1) < 0 && errno == EINTR) {
-      }
-      for (int fd : fds) close(fd);
-      _exit(0);
-    }
-    while (waitpid(child, nullptr, 0) < 0 && errno == EINTR) {
-    }
-    return wr;
   }
 
   static int on_sample(void* ctx, void* data, size_t size) {
@@ -276,22 +208,8 @@ struct EbpfTracer::Impl {
     return Ok{};
   }
 
-  Result<Ok> attach_tp(bpf_program* prog, const UniqueFd& tracefs, const std::string& event) {
-    int id = read_tp_id(tracefs, event);
-    if (id < 0) return Error{ENOENT, event + ": not in this kernel"};
-    UniqueFd pfd(perf_open_tracepoint(id));
-    if (!pfd) return Error::from_errno("perf_event_open(" + event + ")");
-    LogCapture log;
-    LinkPtr link(bpf_program__attach_perf_event(prog, pfd.get()));
-    if (!link) return load_error(("cannot attach to " + event).c_str(), errno, log);
-    perf_fds.push_back(pfd.release());  // the link owns it now
-    links.push_back(std::move(link));
-    std::string name = event;
-    name[name.find('/')] = ':';
-    attached.push_back(name);
-    return Ok{};
-  }
 };
+
 
 Result<EbpfTracer> EbpfTracer::open(const EbpfConfig& config) {
   if (fake_missing("ebpf"))
@@ -317,29 +235,45 @@ Result<EbpfTracer> EbpfTracer::open(const EbpfConfig& config) {
   if (!ns) return ns.error();
   impl->ns = *ns;
 
-  LogCapture log;
-  LIBBPF_OPTS(bpf_object_open_opts, oo, .btf_custom_path = kVmlinuxBtf);
-  impl->skel.reset(cottonbox_bpf__open_opts(&oo));
-  if (!impl->skel) return load_error("cannot open the tracer's BPF object", errno, log);
-  auto* skel = impl->skel.get();
-  skel->rodata->sup_pidns_level = impl->ns.level;
-  skel->rodata->sup_pidns_ino = static_cast<uint32_t>(impl->ns.ino);
-  skel->rodata->wakeup_bytes = config.wakeup_bytes;
-  skel->rodata->wakeup_mask = static_cast<uint32_t>(round_up_pow2(std::max<uint32_t>(config.wakeup_records, 1)) - 1);
   uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
   uint64_t ring = round_up_pow2(std::max(config.ring_bytes, page));
   if (ring > (1ULL << 31)) return Error{EINVAL, "ring buffer of " + std::to_string(ring) + " bytes is too large"};
-  if (int err = bpf_map__set_max_entries(skel->maps.rb, static_cast<uint32_t>(ring)))
-    return load_error("cannot size the ring buffer", -err, log);
-
   // A program that CO-RE cannot place would fail the whole load: leave the
   // io_uring one out on kernels without the tracepoint it reads.
   bool io_uring_tp = faccessat(tracefs->get(), "events/io_uring/io_uring_submit_req", F_OK, 0) == 0;
-  if (!io_uring_tp) {
-    bpf_program__set_autoload(skel->progs.cb_io_uring, false);
-    impl->skipped.push_back("io_uring:io_uring_submit_req: not in this kernel");
+  if (!io_uring_tp) impl->skipped.push_back("io_uring:io_uring_submit_req: not in this kernel");
+
+  LogCapture log;
+  auto load = [&](const char* btf_path) -> Result<Ok> {
+    LIBBPF_OPTS(bpf_object_open_opts, oo, .btf_custom_path = btf_path);
+    impl->skel.reset(cottonbox_bpf__open_opts(&oo));
+    if (!impl->skel) return load_error("cannot open the tracer's BPF object", errno, log);
+    auto* skel = impl->skel.get();
+    skel->rodata->sup_pidns_level = impl->ns.level;
+    skel->rodata->sup_pidns_ino = static_cast<uint32_t>(impl->ns.ino);
+    skel->rodata->wakeup_bytes = config.wakeup_bytes;
+    skel->rodata->wakeup_mask =
+        static_cast<uint32_t>(round_up_pow2(std::max<uint32_t>(config.wakeup_records, 1)) - 1);
+    if (int err = bpf_map__set_max_entries(skel->maps.rb, static_cast<uint32_t>(ring)))
+      return load_error("cannot size the ring buffer", -err, log);
+    if (!io_uring_tp) bpf_program__set_autoload(skel->progs.cb_io_uring, false);
+    if (int err = cottonbox_bpf__load(skel)) return load_error("cannot load the tracer's BPF programs", -err, log);
+    return Ok{};
+  };
+  // CO-RE against the cut-down kernel BTF (tracer/core_btf.h); should that
+  // fail, whatever the reason, against the whole of it.
+  size_t elf_size = 0;
+  const void* elf = cottonbox_bpf__elf_bytes(&elf_size);
+  auto core = !config.core_btf_dir.empty() ? core_btf_file(elf, elf_size, config.core_btf_dir)
+                                           : Result<std::string>(Error{0, "off"});
+  Result<Ok> loaded = core ? load(core->c_str()) : Result<Ok>(Error{0, "no cut-down BTF"});
+  if (!loaded && core) {
+    unlink(core->c_str());  // remade by the next session
+    log.clear();
   }
-  if (int err = cottonbox_bpf__load(skel)) return load_error("cannot load the tracer's BPF programs", -err, log);
+  if (!loaded) loaded = load(kVmlinuxBtf);
+  if (!loaded) return loaded.error();
+  auto* skel = impl->skel.get();
 
   // Process lifecycle first: a fork during the attach loop is then not missed.
   for (auto [prog, tp] : {std::pair{skel->progs.cb_fork, "sched_process_fork"},
@@ -351,36 +285,20 @@ Result<EbpfTracer> EbpfTracer::open(const EbpfConfig& config) {
       impl->skipped.push_back("io_uring:io_uring_submit_req: " + r.error().message);
   }
 
-  bpf_program* enter_by_nargs[] = {nullptr,
-                                   skel->progs.cb_sys_enter1,
-                                   skel->progs.cb_sys_enter2,
-                                   skel->progs.cb_sys_enter3,
-                                   skel->progs.cb_sys_enter4,
-                                   skel->progs.cb_sys_enter5,
-                                   skel->progs.cb_sys_enter6};
+  // The table before the programs that read it; exit before enter, so that
+  // no saved enter waits for an exit that is not attached yet.
   int desc_fd = bpf_map__fd(skel->maps.sysdesc);
   for (const auto& s : traced_syscalls()) {
-    std::string name(s.name);
     if (s.nargs < 1 || s.nargs > 6 || s.nr < 0 || s.nr >= CB_NR_MAX)
-      return Error{EINVAL, "traced syscall table: bad entry for " + name};
-    // exit before enter: an enter saved without its exit attached would linger
-    auto x = impl->attach_tp(skel->progs.cb_sys_exit, *tracefs, "syscalls/sys_exit_" + name);
-    if (!x) {
-      if (x.error().err != ENOENT) return x.error();
-      impl->skipped.push_back("syscalls:" + name + ": not in this kernel");
-      continue;
-    }
-    auto e = impl->attach_tp(enter_by_nargs[s.nargs], *tracefs, "syscalls/sys_enter_" + name);
-    if (!e) {
-      if (e.error().err != ENOENT) return e.error();
-      impl->skipped.push_back("syscalls:" + name + ": not in this kernel");
-      continue;
-    }
+      return Error{EINVAL, "traced syscall table: bad entry for " + std::string(s.name)};
     cb_sysdesc d = to_sysdesc(s);
     uint32_t key = static_cast<uint32_t>(s.nr);
     if (bpf_map_update_elem(desc_fd, &key, &d, BPF_ANY) != 0)
       return Error::from_errno("cannot program the syscall table");
   }
+  for (auto [prog, tp] : {std::pair{skel->progs.cb_sys_exit, "sys_exit"},
+                          std::pair{skel->progs.cb_sys_enter, "sys_enter"}})
+    if (auto r = impl->attach_raw(prog, tp); !r) return r.error();
 
   impl->ring.reset(ring_buffer__new(bpf_map__fd(skel->maps.rb), &Impl::on_sample, impl.get(), nullptr));
   if (!impl->ring) return load_error("cannot open the ring buffer", errno, log);

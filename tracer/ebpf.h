@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "policy/result.h"
+#include "tracer/core_btf.h"
 #include "tracer/ebpf_decode.h"
 
 namespace cb {
@@ -37,6 +38,9 @@ struct EbpfConfig {
   // of two), or when this many bytes are waiting, whichever comes first.
   uint32_t wakeup_records = 64;
   uint64_t wakeup_bytes = 1ULL << 20;
+  // Where the cut-down copy of the kernel's BTF that the programs are
+  // placed against is kept (see tracer/core_btf.h); empty: use the whole.
+  std::string core_btf_dir = cb::core_btf_dir();
 };
 
 // The supervisor's pid namespace as the kernel sees it (records carry pids
@@ -95,7 +99,7 @@ class EbpfTracer {
 
   const PidNamespace& pidns() const;
   int64_t realtime_offset_ns() const;
-  // "syscalls:sys_enter_openat", "raw_tp:sched_process_fork", ...
+  // "raw_tp:sys_enter", "raw_tp:sched_process_fork", ...
   const std::vector<std::string>& attached() const;
   // "io_uring:io_uring_submit_req: not in this kernel", ...
   const std::vector<std::string>& skipped() const;

@@ -17,6 +17,7 @@
 
 #include "db/store.h"
 #include "tracer/ask_tty.h"
+#include "tracer/core_btf.h"
 #include "tracer/ebpf.h"
 #include "tracer/features.h"
 #include "tracer/gui_client.h"
@@ -218,6 +219,9 @@ int run_session(const RunOptions& o) {
     struct stat st;
     if (stat(ctl.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) hidden.push_back(ctl);
   }
+  // The eBPF tracer's cut-down kernel BTF serves later sessions too.
+  if (struct stat st; stat(core_btf_dir().c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+    hidden.push_back(core_btf_dir());
 
   bool ebpf_possible = tracer.has_value();
 

@@ -636,8 +636,16 @@ TEST_F(Session, IfTheSupervisorDiesTheSessionDiesWithItAndIsMarkedAborted) {
   }
   for (int i = 0; i < 100 && !process_running("sleep 31.4159"); ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the denial is committed
   ASSERT_TRUE(process_running("sleep 31.4159"));
+  // The denial is committed (the writer batches; a loaded machine is slow).
+  auto committed_denials = [&]() -> uint64_t {
+    auto r = cb::db::Reader::open(db_);
+    if (!r.ok()) return 0;
+    auto s = (*r)->sessions();
+    return s.ok() && s->size() == 1 ? s->front().denials : 0;
+  };
+  for (int i = 0; i < 200 && committed_denials() < 1; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
   kill(pid, SIGKILL);
   waitpid(pid, nullptr, 0);
   bool gone = false;

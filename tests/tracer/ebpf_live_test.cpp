@@ -171,6 +171,7 @@ class EbpfPrivileged : public ::testing::Test {
     tracer_.emplace(std::move(*r));
   }
   std::optional<EbpfTracer> tracer_;
+  void end_to_end(EbpfConfig cfg);
 };
 
 TEST_F(EbpfPrivileged, LoadsAndAttaches) {
@@ -178,8 +179,7 @@ TEST_F(EbpfPrivileged, LoadsAndAttaches) {
   auto& t = *tracer_;
   const auto& a = t.attached();
   for (const char* want : {"raw_tp:sched_process_fork", "raw_tp:sched_process_exec", "raw_tp:sched_process_exit",
-                           "syscalls:sys_enter_openat", "syscalls:sys_exit_openat", "syscalls:sys_enter_connect",
-                           "syscalls:sys_exit_renameat2", "syscalls:sys_enter_kill"})
+                           "raw_tp:sys_enter", "raw_tp:sys_exit"})
     EXPECT_NE(std::find(a.begin(), a.end(), want), a.end()) << want;
   for (const auto& s : t.skipped()) std::printf("skipped: %s\n", s.c_str());
   EXPECT_GE(t.poll_fd(), 0);
@@ -198,8 +198,8 @@ TEST_F(EbpfPrivileged, LoadsAndAttaches) {
   EXPECT_TRUE(rs.empty()) << dump(rs);
 }
 
-TEST_F(EbpfPrivileged, EndToEndSession) {
-  ASSERT_NO_FATAL_FAILURE(open());
+void EbpfPrivileged::end_to_end(EbpfConfig cfg) {
+  ASSERT_NO_FATAL_FAILURE(open(cfg));
   auto& t = *tracer_;
   ASSERT_EQ(access("/etc/hostname", R_OK), 0) << "the test reads /etc/hostname";
   TempDir src("/tmp"), out(mounted_scratch()), outside_dir("/tmp");
@@ -321,6 +321,56 @@ TEST_F(EbpfPrivileged, EndToEndSession) {
   EXPECT_EQ(t.lost(), 0u);
   EXPECT_EQ(t.garbled(), 0u) << t.last_decode_error();
   for (const auto& r : rs) EXPECT_GT(r.ts_ns, 1'600'000'000'000'000'000LL);  // realtime, not boot time
+}
+
+// Placed against the cut-down kernel BTF (the default), and against the
+// whole of it: the same records.
+TEST_F(EbpfPrivileged, EndToEndSession) { ASSERT_NO_FATAL_FAILURE(end_to_end({})); }
+
+TEST_F(EbpfPrivileged, EndToEndSessionPlacedAgainstTheWholeKernelBtf) {
+  EbpfConfig cfg;
+  cfg.core_btf_dir.clear();
+  ASSERT_NO_FATAL_FAILURE(end_to_end(cfg));
+}
+
+// A cut-down BTF file that went bad (a bug, a full disk, a hand) costs the
+// next session its speed, not its tracer: it loads against the whole kernel
+// BTF and drops the file for the one after to remake.
+TEST_F(EbpfPrivileged, ABrokenCutDownBtfFallsBackToTheWholeKernelBtf) {
+  TempDir cache("/tmp"), dir("/tmp");
+  ASSERT_FALSE(cache.path().empty());
+  EbpfConfig cfg;
+  cfg.core_btf_dir = cache.path() + "/btf";
+  { ASSERT_NO_FATAL_FAILURE(open(cfg)); }
+  tracer_.reset();
+  std::string file;
+  for (const auto& e : fs::directory_iterator(cfg.core_btf_dir))
+    if (e.path().extension() == ".btf") file = e.path();
+  ASSERT_FALSE(file.empty()) << "the first session made no cut-down BTF";
+  {
+    std::ofstream f(file, std::ios::trunc);
+    f << "not BTF at all";
+  }
+  ASSERT_NO_FATAL_FAILURE(open(cfg));
+  EXPECT_FALSE(fs::exists(file)) << "the broken file stays for the next session";
+
+  // The programs read the kernel's structs right: a relative create is
+  // recorded under the cwd the kernel walked to.
+  auto& t = *tracer_;
+  GatedChild child([&]() -> int {
+    if (chdir(dir.path().c_str()) != 0) return 10;
+    int fd = ::open("f", O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
+    if (fd < 0) return 11;
+    close(fd);
+    return 0;
+  });
+  ASSERT_TRUE(t.track(child.pid()).ok());
+  child.release();
+  Records rs;
+  ASSERT_NO_FATAL_FAILURE(run_until_exit(t, {&child}, &rs));
+  ASSERT_EQ(WEXITSTATUS(*child.try_wait()), 0);
+  EXPECT_TRUE(find(rs, [&](const TraceRecord& r) { return r.path == dir.path() + "/f" && r.ret >= 0; }))
+      << dump(rs);
 }
 
 TEST_F(EbpfPrivileged, RelativePathsAndDirfdsBecomeAbsolute) {
@@ -636,80 +686,42 @@ TEST_F(EbpfPrivileged, NestedPidNamespaceSeesItsOwnPids) {
 // Not a timed assertion: prints the tracer's cost on a file-heavy loop, as
 // the CPU time of the looping process (wall time on a shared machine is
 // mostly other people's noise).
-TEST_F(EbpfPrivileged, OverheadOfOpenCloseLoop) {
-  constexpr int kIterations = 200000;
+// The programs run for every process of the host: those outside the session
+// leave nothing, and the session's own calls are all there, none lost.
+// (What this costs is measured in bench/, not here.)
+TEST_F(EbpfPrivileged, OnlyTrackedProcessesAreRecordedAndNoneIsLost) {
+  constexpr int kIterations = 20000;
   TempDir dir("/tmp");
   std::string file = dir.path() + "/f";
   std::ofstream(file) << "x";
-  struct Timing {
-    double cpu_ns = -1;
-    double wall_ns = -1;
-  };
-  // Runs the loop in a child (tracked or not) and returns its own timing.
-  auto measure = [&](EbpfTracer* t, bool track, uint64_t* records) -> Timing {
-    int p[2];
-    if (pipe2(p, O_CLOEXEC) != 0) return {};
-    UniqueFd rd(p[0]), wr(p[1]);
+  ASSERT_NO_FATAL_FAILURE(open());
+  auto& t = *tracer_;
+  auto run = [&](bool track) -> uint64_t {
+    uint64_t opens = 0, others = 0;
     GatedChild child([&]() -> int {
-      timespec c0{}, c1{};
-      clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
-      auto t0 = std::chrono::steady_clock::now();
       for (int i = 0; i < kIterations; ++i) {
         int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
         if (fd < 0) return 10;
         close(fd);
       }
-      clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
-      Timing out;
-      out.wall_ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
-      out.cpu_ns = (c1.tv_sec - c0.tv_sec) * 1e9 + (c1.tv_nsec - c0.tv_nsec);
-      return write(wr.get(), &out, sizeof(out)) == sizeof(out) ? 0 : 11;
+      return 0;
     });
-    wr.reset();
-    if (t && track && !t->track(child.pid()).ok()) return {};
+    if (track && !t.track(child.pid()).ok()) return ~0ULL;
     child.release();
-    while (!child.try_wait()) {
-      if (t) {
-        if (!t->poll(20, [&](const TraceRecord&) { ++*records; })) return {};
-      } else {
-        usleep(2000);
-      }
-    }
-    if (t) (void)t->drain([&](const TraceRecord&) { ++*records; });
-    Timing out;
-    if (read(rd.get(), &out, sizeof(out)) != sizeof(out)) return {};
-    out.cpu_ns /= kIterations;
-    out.wall_ns /= kIterations;
-    return out;
+    auto count_rec = [&](const TraceRecord& r) {
+      if (r.global_pid != child.pid()) return;
+      if (r.kind == TraceKind::Syscall && r.path == file) ++opens;
+      else ++others;
+    };
+    while (!child.try_wait())
+      if (!t.poll(20, count_rec)) return ~0ULL;
+    (void)t.drain(count_rec);
+    EXPECT_EQ(WEXITSTATUS(*child.try_wait()), 0);
+    return opens + (track ? 0 : others);
   };
-  auto best = [&](EbpfTracer* t, bool track, uint64_t* records) {
-    Timing b{1e18, 1e18};
-    for (int i = 0; i < 3; ++i) {
-      Timing m = measure(t, track, records);
-      b.cpu_ns = std::min(b.cpu_ns, m.cpu_ns);
-      b.wall_ns = std::min(b.wall_ns, m.wall_ns);
-    }
-    return b;
-  };
-  uint64_t none = 0, untracked_records = 0, tracked_records = 0;
-  Timing without = best(nullptr, false, &none);
-  ASSERT_NO_FATAL_FAILURE(open());
-  Timing untracked = best(&*tracer_, false, &untracked_records);
-  Timing tracked = best(&*tracer_, true, &tracked_records);
-  ASSERT_GT(without.cpu_ns, 0);
-  auto pct = [](double v, double base) { return 100 * (v / base - 1); };
-  std::printf("open+close loop, %d iterations, ns per iteration (best of 3), CPU time / wall:\n"
-              "  no tracer loaded   %6.0f / %6.0f\n"
-              "  loaded, untracked  %6.0f / %6.0f  (%+.1f%% CPU)\n"
-              "  loaded, tracked    %6.0f / %6.0f  (%+.1f%% CPU, %llu records, %llu lost)\n",
-              kIterations, without.cpu_ns, without.wall_ns, untracked.cpu_ns, untracked.wall_ns,
-              pct(untracked.cpu_ns, without.cpu_ns), tracked.cpu_ns, tracked.wall_ns,
-              pct(tracked.cpu_ns, without.cpu_ns), static_cast<unsigned long long>(tracked_records),
-              static_cast<unsigned long long>(tracer_->lost()));
-  EXPECT_EQ(untracked_records, 0u);
-  RecordProperty("cpu_ns_no_tracer", std::to_string(without.cpu_ns));
-  RecordProperty("cpu_ns_untracked", std::to_string(untracked.cpu_ns));
-  RecordProperty("cpu_ns_tracked", std::to_string(tracked.cpu_ns));
+  EXPECT_EQ(run(false), 0u);
+  EXPECT_EQ(run(true), static_cast<uint64_t>(kIterations));
+  EXPECT_EQ(t.lost(), 0u);
 }
 
 }  // namespace
