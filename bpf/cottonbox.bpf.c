@@ -619,13 +619,12 @@ SEC("raw_tp/sys_exit")
 int BPF_PROG(cb_sys_exit, struct pt_regs *regs, long ret)
 {
 	long orig_ax = -1;
-	__u64 id = bpf_get_current_pid_tgid();
 	struct cb_rec_syscall *r;
 	struct cb_sysdesc *d;
 	struct cb_scratch *s;
 	struct cb_enter *e;
 	__u32 zero = 0;
-	__u64 off, res;
+	__u64 off, res, id;
 	__s32 nr;
 	int i;
 
@@ -641,6 +640,7 @@ int BPF_PROG(cb_sys_exit, struct pt_regs *regs, long ret)
 	nr = e->nr;
 	if (nr != orig_ax)
 		return 0;
+	id = bpf_get_current_pid_tgid();
 	s = bpf_map_lookup_elem(&scratch, &zero);
 	if (!s)
 		return 0;

@@ -6,6 +6,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <linux/openat2.h>
+#include <poll.h>
 #include <sys/epoll.h>
 #include <sys/stat.h>
 #include <sys/eventfd.h>
@@ -38,7 +39,7 @@ namespace cb {
 namespace {
 
 // epoll tags: the low bits say what kind of fd woke us.
-enum Tag : uint64_t { kListener = 1, kSignal, kCtl, kInit, kAnswers, kTimer, kDone, kTrace, kProcBase = 1ull << 32 };
+enum Tag : uint64_t { kSignal = 1, kCtl, kInit, kAnswers, kTimer, kDone, kTrace, kProcBase = 1ull << 32 };
 
 // Records reach the reader in batches: draining at least this often keeps
 // the trail and the process table close behind the session.
@@ -180,7 +181,7 @@ struct Supervisor::Impl {
     sigfd.reset(signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK));
     answers_fd.reset(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
     timer_fd.reset(timerfd_create(CLOCK_REALTIME, TFD_CLOEXEC | TFD_NONBLOCK));
-    watch(listener.fd(), kListener);
+    // The listener is not in the epoll set: see run().
     watch(sigfd.get(), kSignal);
     watch(launched.ctl.get(), kCtl);
     watch(launched.init_pidfd.get(), kInit);
@@ -872,15 +873,26 @@ struct Supervisor::Impl {
     setup();
     epoll_event evs[64];
     bool exits_pending = false;
+    bool listening = true;
     while (!init_done) {
       int timeout = exits_pending ? 20 : opts.tracer ? kTraceDrainMs : -1;
-      int n = epoll_wait(ep.get(), evs, 64, timeout);
+      // The listener is waited on with poll(2), beside the epoll set, not in
+      // it: the kernel's sync wake-up (SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP)
+      // reaches a poll(2) waiter, which then runs on the notifying thread's
+      // CPU, but epoll's callback drops it, and a wake-up on the other CPU
+      // cost each notified call about as much again as the rest of its work.
+      pollfd pf[2] = {{listening ? listener.fd() : -1, POLLIN, 0}, {ep.get(), POLLIN, 0}};
+      int pn = poll(pf, 2, timeout);
       exits_pending = procs.poll_exits(false);
       if (opts.tracer) drain_trace(false);
-      if (n < 0) {
+      if (pn < 0) {
         if (errno == EINTR) continue;
         break;
       }
+      if (pf[0].revents & POLLIN) on_notification();
+      // No process uses the filter any more: nothing will come.
+      else if (pf[0].revents & (POLLHUP | POLLERR | POLLNVAL)) listening = false;
+      int n = (pf[1].revents & POLLIN) ? epoll_wait(ep.get(), evs, 64, 0) : 0;
       for (int i = 0; i < n; ++i) {
         uint64_t tag = evs[i].data.u64;
         if (tag >= kProcBase) {
@@ -889,11 +901,6 @@ struct Supervisor::Impl {
           continue;
         }
         switch (tag) {
-          case kListener:
-            if (evs[i].events & EPOLLIN) on_notification();
-            // No process uses the filter any more: nothing will come.
-            else if (evs[i].events & (EPOLLHUP | EPOLLERR)) epoll_ctl(ep.get(), EPOLL_CTL_DEL, listener.fd(), nullptr);
-            break;
           case kSignal: on_signal(); break;
           case kCtl:
             if (evs[i].events & (EPOLLHUP | EPOLLERR)) epoll_ctl(ep.get(), EPOLL_CTL_DEL, launched.ctl.get(), nullptr);
