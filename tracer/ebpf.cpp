@@ -214,6 +214,8 @@ struct EbpfTracer::Impl {
 Result<EbpfTracer> EbpfTracer::open(const EbpfConfig& config) {
   if (fake_missing("ebpf"))
     return Error{ENOTSUP, "eBPF tracer disabled by COTTONBOX_FAKE_MISSING=ebpf (test only)"};
+  if (fake_missing("ebpf-load"))
+    return Error{ENOTSUP, "the tracer's programs failed to load (COTTONBOX_FAKE_MISSING=ebpf-load, test only)"};
   if (!has_bpf_privileges()) return Error{EPERM, "BPF needs root or CAP_BPF+CAP_PERFMON"};
   if (access(kVmlinuxBtf, R_OK) != 0)
     return Error{ENOTSUP, "kernel lacks BTF (/sys/kernel/btf/vmlinux): the tracer's CO-RE programs cannot be placed"};

@@ -8,7 +8,8 @@
 // EbpfTracer::open for "ebpf") report those features as missing, so tests can
 // exercise the fallbacks on a machine that has everything.  Names:
 //   seccomp, sync_wakeup, killable_recv, ebpf, btf, tracefs, bpffs, cgroup2,
-//   landlock, io_uring, userns, pidfd_exit_info
+//   landlock, io_uring, userns, pidfd_exit_info, and ebpf-load (the tracer
+//   fails only when loaded: `cottonbox run` has prepared the session for it)
 // It never turns a missing feature on, and nothing outside tests should set it.
 #pragma once
 

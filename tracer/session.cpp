@@ -199,12 +199,13 @@ int run_session(const RunOptions& o) {
   }
   auto policy = load_policies(files, o.vars);
   auto writer = writer_f.get();
-  std::optional<EbpfTracer> tracer;
-  if (tracer_f.valid()) {
+  auto await_tracer = [&]() -> std::optional<EbpfTracer> {
+    if (!tracer_f.valid()) return std::nullopt;
     auto t = tracer_f.get();
-    if (t) tracer.emplace(std::move(*t));
-    else ebpf_missing = "no eBPF tracer: " + t.error().message;
-  }
+    if (t) return std::move(*t);
+    ebpf_missing = "no eBPF tracer: " + t.error().message;
+    return std::nullopt;
+  };
   if (!policy) return 125;
   if (!writer) {
     std::cerr << "cottonbox: cannot open the audit database " << db_path << ": " << writer.error().message << "\n";
@@ -219,60 +220,21 @@ int run_session(const RunOptions& o) {
     struct stat st;
     if (stat(ctl.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) hidden.push_back(ctl);
   }
-  // The eBPF tracer's cut-down kernel BTF serves later sessions too.
+  // The eBPF tracer's cut-down kernel BTF serves later sessions too (the
+  // tracer makes the directory too, but perhaps not yet).
+  if (tracer_f.valid()) mkdir(core_btf_dir().c_str(), 0755);
   if (struct stat st; stat(core_btf_dir().c_str(), &st) == 0 && S_ISDIR(st.st_mode))
     hidden.push_back(core_btf_dir());
 
-  bool ebpf_possible = tracer.has_value();
-
-  // Start the session row (this also creates the -wal/-shm files, which the
-  // session must not be able to touch).
-  db::SessionStart ss;
-  ss.uuid = uuid4();
-  ss.name = o.name;
-  ss.argv = o.command;
-  char cwd[PATH_MAX];
-  ss.cwd = getcwd(cwd, sizeof cwd) ? cwd : "";
-  ss.uid = getuid();
-  ss.user = user_name();
-  char host[256] = "";
-  gethostname(host, sizeof host - 1);
-  ss.hostname = host;
-  ss.policy_files = files;
-  ss.policy_hash = policy->hash;
-  ss.started_ns = realtime_ns();
-  ss.observe = o.observe;
-  ss.tracer = ebpf_possible ? (want_seccomp ? "seccomp,ebpf" : "ebpf") : "seccomp";
-  ss.ask_mode = o.ask == AskMode::Gui ? "gui" : o.ask == AskMode::Tty ? "tty" : o.ask == AskMode::Deny ? "deny"
-                : o.ask == AskMode::Allow ? "allow" : "auto";
-  ss.supervisor_pid = getpid();
-  ss.boot_id = boot_id();
-  auto session = (*writer)->begin_session(ss);
-  if (!session) {
-    std::cerr << "cottonbox: cannot record the session in " << db_path << ": " << session.error().message << "\n";
-    return 125;
-  }
-  int64_t sid = *session;
-  StoreSink store(**writer, sid);
-  auto degrade = [&](const std::string& why) {
-    store.degraded(why);
-    if (!o.quiet) std::cerr << "cottonbox: degraded: " << why << "\n";
-  };
-
-  if (!ebpf_missing.empty())
-    degrade(ebpf_missing + "; running seccomp-only (actions no rule decides are not recorded)");
-  if (!want_seccomp && !ebpf_possible) {
-    std::cerr << "cottonbox: --tracer ebpf needs the eBPF tracer, which is not available here\n";
-    (void)(*writer)->end_session(sid, db::SessionEnd{realtime_ns(), 125, 0, db::SessionState::Ended});
-    return 125;
-  }
-
-  // A rollback journal made next to the database would be played back into
-  // it by the next reader (a hot journal).  An empty one is never hot: made
-  // now, it is read-only in the session like the database itself, so that
-  // the kernel refuses to create or fill it.  It stays (a session running
-  // beside this one may rely on its mount).
-  if (int fd = open((db_path + "-journal").c_str(), O_RDONLY | O_CREAT | O_CLOEXEC, 0600); fd >= 0) close(fd);
+  // The database and its companions exist before the mounts are planned, so
+  // that the session cannot touch them.  A rollback journal made next to the
+  // database would be played back into it by the next reader (a hot
+  // journal); an empty one is never hot, and read-only in the session like
+  // the database itself, the kernel refuses to create or fill it.  It stays
+  // (a session running beside this one may rely on its mount).  Empty -wal
+  // and -shm files are what SQLite makes of them anyway.
+  for (const char* suffix : {"-wal", "-shm", "-journal"})
+    if (int fd = open((db_path + suffix).c_str(), O_RDONLY | O_CREAT | O_CLOEXEC, 0600); fd >= 0) close(fd);
   SelfProtection sp;
   for (const char* suffix : {"", "-wal", "-shm", "-journal"}) sp.protected_files.push_back(db_path + suffix);
   for (auto& f : files) sp.protected_files.push_back(f);
@@ -298,10 +260,14 @@ int run_session(const RunOptions& o) {
   pin.hidden_dirs = hidden;
   pin.blocker_file = blocker;
   pin.observe = o.observe;
-  pin.ebpf = ebpf_possible;
-  pin.ebpf_only = !want_seccomp && ebpf_possible;
   pin.inherited = inherited_files();
   int abi = fake_missing("landlock") ? 0 : landlock_abi();
+  char cwd[PATH_MAX];
+  std::string cwd_s = getcwd(cwd, sizeof cwd) ? cwd : "";
+
+  // What the session's start says once the session has a row: degradations,
+  // and whether the terminal hears of them too.
+  std::vector<std::pair<std::string, bool>> launch_notes;
 
   auto launch = [&](bool mount_layer, std::vector<MountFailure>* fails) -> std::pair<Plan, std::unique_ptr<Launcher>> {
     pin.mount_layer = mount_layer;
@@ -314,7 +280,7 @@ int run_session(const RunOptions& o) {
     }
     LaunchSpec spec;
     spec.argv = o.command;
-    spec.cwd = ss.cwd;
+    spec.cwd = cwd_s;
     spec.new_mountns = mount_layer;
     spec.new_pidns = mount_layer || root;
     spec.new_userns = mount_layer && !root;
@@ -327,29 +293,97 @@ int run_session(const RunOptions& o) {
     if (!r) return {std::move(plan), nullptr};
     return {std::move(plan), std::move(l)};
   };
+  // The plan, and the session's processes made ready to start, for a
+  // session with or without the tracer.
+  auto make_ready = [&](bool ebpf) -> std::pair<Plan, std::unique_ptr<Launcher>> {
+    pin.ebpf = ebpf;
+    pin.ebpf_only = !want_seccomp && ebpf;
+    launch_notes.clear();
+    std::vector<MountFailure> fails;
+    bool try_mounts = !(fake_missing("userns") && !root) && !fake_missing("mountns");
+    auto [plan, launcher] = try_mounts ? launch(true, &fails) : std::make_pair(Plan{}, std::unique_ptr<Launcher>());
+    if (!launcher) {
+      std::string why = "no private mount namespace";
+      if (!fails.empty() && fails.front().op < plan.mounts.size())
+        why += " (" + plan.mounts[fails.front().op].path + ": " + strerror(fails.front().err) + ")";
+      else if (!fails.empty()) why += std::string(" (") + strerror(fails.front().err) + ")";
+      launch_notes.emplace_back(why + ": read-only trees are enforced by the supervisor alone", true);
+      fails.clear();
+      std::tie(plan, launcher) = launch(false, &fails);
+    }
+    for (auto& f : fails)
+      if (f.op < plan.mounts.size() && plan.mounts[f.op].kind != MountKind::Proc)
+        launch_notes.emplace_back(
+            "optional read-only mount skipped: " + plan.mounts[f.op].path + ": " + strerror(f.err), false);
+    for (auto& w : plan.weakened) launch_notes.emplace_back(w, true);
+    return {std::move(plan), std::move(launcher)};
+  };
 
-  std::vector<MountFailure> fails;
-  bool try_mounts = !(fake_missing("userns") && !root) && !fake_missing("mountns");
-  auto [plan, launcher] = try_mounts ? launch(true, &fails) : std::make_pair(Plan{}, std::unique_ptr<Launcher>());
-  if (!launcher) {
-    std::string why = "no private mount namespace";
-    if (!fails.empty() && fails.front().op < plan.mounts.size())
-      why += " (" + plan.mounts[fails.front().op].path + ": " + strerror(fails.front().err) + ")";
-    else if (!fails.empty()) why += std::string(" (") + strerror(fails.front().err) + ")";
-    degrade(why + ": read-only trees are enforced by the supervisor alone");
-    fails.clear();
-    std::tie(plan, launcher) = launch(false, &fails);
+  // The session is made ready while the tracer still loads, as if it will
+  // (it nearly always does): what the supervisor must see depends on
+  // whether the tracer records the rest.  Should it fail after all, the
+  // ready processes are dropped and made again for a session without it.
+  bool expect_tracer = tracer_f.valid();
+  auto [plan, launcher] = make_ready(expect_tracer);
+  std::optional<EbpfTracer> tracer = await_tracer();
+  bool ebpf_possible = tracer.has_value();
+  if (expect_tracer && !ebpf_possible && want_seccomp) {
+    launcher.reset();
+    std::tie(plan, launcher) = make_ready(false);
   }
+
+  // Start the session row.
+  db::SessionStart ss;
+  ss.uuid = uuid4();
+  ss.name = o.name;
+  ss.argv = o.command;
+  ss.cwd = cwd_s;
+  ss.uid = getuid();
+  ss.user = user_name();
+  char host[256] = "";
+  gethostname(host, sizeof host - 1);
+  ss.hostname = host;
+  ss.policy_files = files;
+  ss.policy_hash = policy->hash;
+  ss.started_ns = realtime_ns();
+  ss.observe = o.observe;
+  ss.tracer = ebpf_possible ? (want_seccomp ? "seccomp,ebpf" : "ebpf") : "seccomp";
+  ss.ask_mode = o.ask == AskMode::Gui ? "gui" : o.ask == AskMode::Tty ? "tty" : o.ask == AskMode::Deny ? "deny"
+                : o.ask == AskMode::Allow ? "allow" : "auto";
+  ss.supervisor_pid = getpid();
+  ss.boot_id = boot_id();
+  auto session = (*writer)->begin_session(ss);
+  if (!session) {
+    std::cerr << "cottonbox: cannot record the session in " << db_path << ": " << session.error().message << "\n";
+    if (!blocker.empty()) unlink(blocker.c_str());
+    return 125;
+  }
+  int64_t sid = *session;
+  StoreSink store(**writer, sid);
+  auto degrade = [&](const std::string& why) {
+    store.degraded(why);
+    if (!o.quiet) std::cerr << "cottonbox: degraded: " << why << "\n";
+  };
+
+  if (!ebpf_missing.empty())
+    degrade(ebpf_missing + "; running seccomp-only (actions no rule decides are not recorded)");
+  if (!want_seccomp && !ebpf_possible) {
+    std::cerr << "cottonbox: --tracer ebpf needs the eBPF tracer, which is not available here\n";
+    (void)(*writer)->end_session(sid, db::SessionEnd{realtime_ns(), 125, 0, db::SessionState::Ended});
+    if (!blocker.empty()) unlink(blocker.c_str());
+    return 125;
+  }
+  auto say_launch_notes = [&] {
+    for (auto& [why, loud] : launch_notes) loud ? degrade(why) : store.degraded(why);
+  };
   if (!launcher) {
+    say_launch_notes();
     std::cerr << "cottonbox: cannot start the command under supervision\n";
     (void)(*writer)->end_session(sid, db::SessionEnd{realtime_ns(), 125, 0, db::SessionState::Ended});
     if (!blocker.empty()) unlink(blocker.c_str());
     return 125;
   }
-  for (auto& f : fails)
-    if (f.op < plan.mounts.size() && plan.mounts[f.op].kind != MountKind::Proc)
-      store.degraded("optional read-only mount skipped: " + plan.mounts[f.op].path + ": " + strerror(f.err));
-  for (auto& w : plan.weakened) degrade(w);
+  say_launch_notes();
 
   if (tracer) {
     // Before init forks the command: nothing of the session escapes it.

@@ -20,6 +20,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <map>
+#include <set>
 #include <random>
 #include <sstream>
 #include <thread>
@@ -478,6 +479,39 @@ TEST_F(Session, BackgroundProcessesStaySupervisedAfterTheCommandExits) {
   EXPECT_EQ(read_file(t_ + "/late"), "late\n") << "the session ends when its last process has";
   expect_intact();
   expect_denial_recorded();
+}
+
+// The session row says which tracer recorded it, and a session whose tracer
+// was missing or failed to load says so and still records every denial.
+TEST_F(Session, TheSessionSaysWhichTracerRecordedIt) {
+  Outcome r = supervised("rm -f $P/keep.txt; echo x >> $P/sub/deep.txt; chmod 600 $P/data.bin; true");
+  EXPECT_EQ(r.status, 0) << r.err;
+  expect_intact();
+  auto rd = cb::db::Reader::open(db_);
+  ASSERT_TRUE(rd.ok());
+  auto s = (*rd)->sessions();
+  ASSERT_TRUE(s.ok());
+  ASSERT_EQ(s->size(), 1u);
+  const auto& sess = s->front();
+  const char* fake = getenv("COTTONBOX_FAKE_MISSING");
+  bool no_tracer = geteuid() != 0 || (fake && std::string(fake).find("ebpf") != std::string::npos);
+  bool seccomp_only_said = false;
+  for (const auto& d : sess.degraded)
+    if (d.find("running seccomp-only") != std::string::npos) seccomp_only_said = true;
+  if (no_tracer) {
+    EXPECT_EQ(sess.start.tracer, "seccomp");
+    EXPECT_TRUE(seccomp_only_said) << "a session without its tracer is degraded, and says why";
+  } else {
+    EXPECT_EQ(sess.start.tracer, "seccomp,ebpf");
+    EXPECT_FALSE(seccomp_only_said);
+  }
+  // Delete, write and attribute change, each refused and recorded by rule.
+  std::set<cb::Action> denied;
+  for (auto& e : events("deny"))
+    if (e.row.verdict.rule_id == "protect" && !e.row.allowed) denied.insert(e.row.ev.action);
+  EXPECT_TRUE(denied.count(cb::Action::FileDelete));
+  EXPECT_TRUE(denied.count(cb::Action::FileWrite));
+  EXPECT_TRUE(denied.count(cb::Action::FileAttr));
 }
 
 TEST_F(Session, TheAuditDatabaseCannotBeErasedFromInside) {
