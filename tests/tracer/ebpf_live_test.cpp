@@ -158,6 +158,24 @@ std::string dump(const Records& rs) {
   return out;
 }
 
+// A tracked child that chdirs into each directory and creates "f" there by
+// a relative path: what the tracer recorded of it.
+void create_f_in(EbpfTracer& t, const std::vector<std::string>& dirs, Records* rs) {
+  GatedChild child([&]() -> int {
+    for (const auto& d : dirs) {
+      if (chdir(d.c_str()) != 0) return 10;
+      int fd = ::open("f", O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
+      if (fd < 0) return 11;
+      close(fd);
+    }
+    return 0;
+  });
+  ASSERT_TRUE(t.track(child.pid()).ok());
+  child.release();
+  ASSERT_NO_FATAL_FAILURE(run_until_exit(t, {&child}, rs));
+  ASSERT_EQ(WEXITSTATUS(*child.try_wait()), 0);
+}
+
 class EbpfPrivileged : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -356,19 +374,8 @@ TEST_F(EbpfPrivileged, ABrokenCutDownBtfFallsBackToTheWholeKernelBtf) {
 
   // The programs read the kernel's structs right: a relative create is
   // recorded under the cwd the kernel walked to.
-  auto& t = *tracer_;
-  GatedChild child([&]() -> int {
-    if (chdir(dir.path().c_str()) != 0) return 10;
-    int fd = ::open("f", O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
-    if (fd < 0) return 11;
-    close(fd);
-    return 0;
-  });
-  ASSERT_TRUE(t.track(child.pid()).ok());
-  child.release();
   Records rs;
-  ASSERT_NO_FATAL_FAILURE(run_until_exit(t, {&child}, &rs));
-  ASSERT_EQ(WEXITSTATUS(*child.try_wait()), 0);
+  ASSERT_NO_FATAL_FAILURE(create_f_in(*tracer_, {dir.path()}, &rs));
   EXPECT_TRUE(find(rs, [&](const TraceRecord& r) { return r.path == dir.path() + "/f" && r.ret >= 0; }))
       << dump(rs);
 }
@@ -474,20 +481,8 @@ TEST_F(EbpfPrivileged, DeepDirectoriesAreFlaggedWhenCut) {
   for (int i = 0; i < 60; ++i) deep += "/d";
   fs::create_directories(shallow);
   fs::create_directories(deep);
-  GatedChild child([&]() -> int {
-    for (const std::string* d : {&shallow, &deep}) {
-      if (chdir(d->c_str()) != 0) return 10;
-      int fd = ::open("f", O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
-      if (fd < 0) return 11;
-      close(fd);
-    }
-    return 0;
-  });
-  ASSERT_TRUE(t.track(child.pid()).ok());
-  child.release();
   Records rs;
-  ASSERT_NO_FATAL_FAILURE(run_until_exit(t, {&child}, &rs));
-  ASSERT_EQ(WEXITSTATUS(*child.try_wait()), 0);
+  ASSERT_NO_FATAL_FAILURE(create_f_in(t, {shallow, deep}, &rs));
   SCOPED_TRACE(dump(rs));
   const TraceRecord* in_shallow = find(rs, [&](const TraceRecord& r) { return r.path == shallow + "/f"; });
   ASSERT_TRUE(in_shallow);
