@@ -35,7 +35,8 @@ class LiveSession : public QObject {
   const std::optional<db::SessionEnd>& end() const { return m_end; }
   const std::vector<std::string>& degraded() const { return m_degraded; }
   uint64_t events() const { return m_events; }
-  uint64_t asks() const { return m_asks; }
+  // Asks so far: those answered (their events) and those still waiting.
+  uint64_t asks() const { return m_asks + static_cast<uint64_t>(m_pendingAsks > 0 ? m_pendingAsks : 0); }
   uint64_t denials() const { return m_denials; }
   uint64_t dropped() const { return m_dropped; }
   int pendingAsks() const { return m_pendingAsks; }

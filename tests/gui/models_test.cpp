@@ -347,6 +347,20 @@ void ModelsTest::sessionListMergesLiveAndStored() {
   QString state = m.data(m.index(0, SessionListModel::StateColumn)).toString();
   QVERIFY2(state.contains(QStringLiteral("OBSERVE")) && state.contains(QStringLiteral("DEGRADED")), qPrintable(state));
 
+  // An ask waiting for its answer is an ask already, not only once answered.
+  proto::AskMsg ask;
+  ask.ask_id = 7;
+  ask.session = 4;
+  ask.row = makeEvent(1, Action::FileDelete, "/p/keep/a", proc(4, 13, "rm"), Decision::Ask, false, "ask-keep");
+  live4.apply(ask);
+  QCOMPARE(live4.asks(), 1u);
+  QCOMPARE(m.data(m.index(0, SessionListModel::AsksColumn)).toString(), QStringLiteral("1"));
+  QVERIFY(m.data(m.index(0, SessionListModel::StateColumn)).toString().contains(QStringLiteral("1 asking")));
+  live4.apply(proto::AskCancel{7, "timeout"});
+  db::EventRow denied = ask.row;
+  live4.apply(proto::EventMsg{4, denied});  // the answer's event: still one ask
+  QCOMPARE(live4.asks(), 1u);
+
   // Another database: its sessions replace the stored rows; live ones stay.
   m.setStoredSessions({summary(1, "u1", 100), summary(5, "u5", 50)});
   QCOMPARE(m.rowCount(), 4);  // u4 (live), u2 (live), u1, u5
