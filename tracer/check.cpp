@@ -66,6 +66,9 @@ int run_check(const std::vector<std::string>& policy_files, const std::map<std::
   in.blocker_file = "(an empty read-only file)";  // shown, never mounted here
   in.hidden_dirs = sp.protected_dirs;
   Plan plan = make_plan(*p, in);
+  std::vector<std::string> carried;
+  for (int a = 0; a < static_cast<int>(Action::Count); ++a)
+    if (plan.kernel_carried & bit(static_cast<Action>(a))) carried.emplace_back(action_name(static_cast<Action>(a)));
 
   auto layer_of = [&](const Rule& r) -> std::pair<std::string, std::string> {
     for (const auto& l : plan.layers)
@@ -107,9 +110,6 @@ int run_check(const std::vector<std::string>& policy_files, const std::map<std::
       mounts.push_back({{"kind", kind}, {"path", m.path}});
     }
     j["mounts"] = mounts;
-    nlohmann::json carried = nlohmann::json::array();
-    for (int a = 0; a < static_cast<int>(Action::Count); ++a)
-      if (plan.kernel_carried & bit(static_cast<Action>(a))) carried.push_back(action_name(static_cast<Action>(a)));
     j["kernel_carried"] = carried;
     j["notes"] = plan.notes;
     j["weakened"] = plan.weakened;
@@ -135,10 +135,9 @@ int run_check(const std::vector<std::string>& policy_files, const std::map<std::
   }
   out << "\nReaching the supervisor (everything else never leaves the kernel):\n";
   for (const auto& f : notified_families(plan.filter)) out << "  " << f << "\n";
-  if (plan.kernel_carried) {
+  if (!carried.empty()) {
     out << "\nAllowed, then carried out by the kernel itself (every refusal of them is a read-only mount's):\n ";
-    for (int a = 0; a < static_cast<int>(Action::Count); ++a)
-      if (plan.kernel_carried & bit(static_cast<Action>(a))) out << " " << action_name(static_cast<Action>(a));
+    for (const auto& a : carried) out << " " << a;
     out << "\n";
   }
   for (const auto& n : plan.notes) out << "\nnote: " << n << "\n";

@@ -12,7 +12,6 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
-#include <fstream>
 #include <memory>
 #include <string_view>
 #include <unordered_map>
@@ -20,6 +19,7 @@
 #include <vector>
 
 #include "tracer/fd.h"
+#include "tracer/paths.h"
 
 namespace cb {
 namespace {
@@ -215,13 +215,6 @@ class Builder {
   std::vector<uint32_t> order_;
 };
 
-std::string read_line(const char* path) {
-  std::ifstream f(path);
-  std::string s;
-  std::getline(f, s);
-  return s;
-}
-
 // Safe to trust: a regular file of ours that nobody else can write, in a
 // directory of ours that nobody else can write.
 bool trusted(const struct stat& st, bool dir) {
@@ -253,7 +246,6 @@ Result<std::string> minimal_core_btf(const btf* kernel, const btf* local) {
 }
 
 Result<std::string> core_btf_file(const void* elf, size_t elf_size, const std::string& dir, bool* made) {
-  const char* kDir = dir.c_str();
   if (made) *made = false;
   // The key: these programs on this boot of this kernel.  /run is emptied
   // at boot, but the boot id also covers a /run that is not.
@@ -262,17 +254,17 @@ Result<std::string> core_btf_file(const void* elf, size_t elf_size, const std::s
   // Not a digest to defend anything (the file's owner and mode do that),
   // only a name: std::hash is fast enough over the object's megabyte.
   std::string_view bytes(static_cast<const char*>(elf), elf_size);
-  std::string rest = read_line("/proc/sys/kernel/random/boot_id") + "\n" + u.release + "\n" + u.version;
+  std::string rest = boot_id() + "\n" + u.release + "\n" + u.version;
   char key[40];
   std::snprintf(key, sizeof(key), "%016zx%016zx", std::hash<std::string_view>{}(bytes),
                 std::hash<std::string_view>{}(rest));
   std::string name = std::string("core-") + key + ".btf";
-  std::string path = std::string(kDir) + "/" + name;
+  std::string path = dir + "/" + name;
 
   struct stat st{};
-  if (mkdir(kDir, 0755) != 0 && errno != EEXIST) return Error::from_errno(std::string("mkdir ") + kDir);
-  if (lstat(kDir, &st) != 0 || !trusted(st, true))
-    return Error{EPERM, std::string(kDir) + " is not a directory that only this user can write"};
+  if (mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) return Error::from_errno("mkdir " + dir);
+  if (lstat(dir.c_str(), &st) != 0 || !trusted(st, true))
+    return Error{EPERM, dir + " is not a directory that only this user can write"};
   if (lstat(path.c_str(), &st) == 0) {
     if (trusted(st, false) && st.st_size > 0) return path;
     unlink(path.c_str());
@@ -305,7 +297,7 @@ Result<std::string> core_btf_file(const void* elf, size_t elf_size, const std::s
     return Error::from_errno("cannot rename " + tmp);
   }
   // Older files are for other builds or boots.
-  if (DIR* d = opendir(kDir)) {
+  if (DIR* d = opendir(dir.c_str())) {
     while (dirent* e = readdir(d)) {
       std::string_view n = e->d_name;
       if (n.starts_with("core-") && n.ends_with(".btf") && n != name) unlinkat(dirfd(d), e->d_name, 0);

@@ -210,7 +210,6 @@ struct EbpfTracer::Impl {
 
 };
 
-
 Result<EbpfTracer> EbpfTracer::open(const EbpfConfig& config) {
   if (fake_missing("ebpf"))
     return Error{ENOTSUP, "eBPF tracer disabled by COTTONBOX_FAKE_MISSING=ebpf (test only)"};
@@ -264,14 +263,17 @@ Result<EbpfTracer> EbpfTracer::open(const EbpfConfig& config) {
   };
   // CO-RE against the cut-down kernel BTF (tracer/core_btf.h); should that
   // fail, whatever the reason, against the whole of it.
-  size_t elf_size = 0;
-  const void* elf = cottonbox_bpf__elf_bytes(&elf_size);
-  auto core = !config.core_btf_dir.empty() ? core_btf_file(elf, elf_size, config.core_btf_dir)
-                                           : Result<std::string>(Error{0, "off"});
-  Result<Ok> loaded = core ? load(core->c_str()) : Result<Ok>(Error{0, "no cut-down BTF"});
-  if (!loaded && core) {
-    unlink(core->c_str());  // remade by the next session
-    log.clear();
+  Result<Ok> loaded = Error{0, "no cut-down BTF"};
+  if (!config.core_btf_dir.empty()) {
+    size_t elf_size = 0;
+    const void* elf = cottonbox_bpf__elf_bytes(&elf_size);
+    if (auto core = core_btf_file(elf, elf_size, config.core_btf_dir)) {
+      loaded = load(core->c_str());
+      if (!loaded) {
+        unlink(core->c_str());  // remade by the next session
+        log.clear();
+      }
+    }
   }
   if (!loaded) loaded = load(kVmlinuxBtf);
   if (!loaded) return loaded.error();

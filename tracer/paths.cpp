@@ -1,6 +1,7 @@
 #include "tracer/paths.h"
 
 #include <ctime>
+#include <fstream>
 
 namespace cb {
 
@@ -34,6 +35,13 @@ int64_t realtime_ns() {
   timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
   return int64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+std::string boot_id() {
+  std::ifstream f("/proc/sys/kernel/random/boot_id");
+  std::string s;
+  std::getline(f, s);
+  return s;
 }
 
 }  // namespace cb

@@ -21,4 +21,7 @@ inline bool path_within(std::string_view path, std::string_view root) {
 // CLOCK_REALTIME in nanoseconds: the time stamps of the audit trail.
 int64_t realtime_ns();
 
+// This boot's id (/proc/sys/kernel/random/boot_id), "" if unreadable.
+std::string boot_id();
+
 }  // namespace cb

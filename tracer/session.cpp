@@ -10,7 +10,6 @@
 
 #include <climits>
 #include <cstring>
-#include <fstream>
 #include <future>
 #include <iostream>
 #include <random>
@@ -64,13 +63,6 @@ std::string uuid4() {
     if (i == 8 || i == 12 || i == 16 || i == 20) s += '-';
     s += hex[d(rd)];
   }
-  return s;
-}
-
-std::string boot_id() {
-  std::ifstream f("/proc/sys/kernel/random/boot_id");
-  std::string s;
-  std::getline(f, s);
   return s;
 }
 

@@ -630,6 +630,10 @@ struct Supervisor::Impl {
   // supervisor's own view of the very same directories instead (checked by
   // device and inode, so a path that now leads elsewhere is refused).
   bool under_mounted(const std::string& path) const { return mounted_for(path) != nullptr; }
+  // A facet whose path or target lies in a read-only tree.
+  bool names_mounted(const Facet& f) const {
+    return under_mounted(f.path) || (!f.target.empty() && under_mounted(f.target));
+  }
 
   // Whether the kernel may run an allowed call itself: every refusal of its
   // actions is the mount layer's (Plan::kernel_carried), so whatever path
@@ -649,8 +653,7 @@ struct Supervisor::Impl {
         return false;
     }
     for (const Facet& f : c.facets) {
-      if (!(opts.kernel_carried & bit(f.action)) || !f.aliases.empty()) return false;
-      if (under_mounted(f.path) || (!f.target.empty() && under_mounted(f.target))) return false;
+      if (!(opts.kernel_carried & bit(f.action)) || !f.aliases.empty() || names_mounted(f)) return false;
     }
     return true;
   }
@@ -684,10 +687,7 @@ struct Supervisor::Impl {
     // The checked names first (no system call): a call they place outside
     // every read-only tree is left as it is; were they wrong, the mount
     // would refuse it, which fails closed.
-    bool named_inside = false;
-    for (const Facet& f : c.facets)
-      if (under_mounted(f.path) || (!f.target.empty() && under_mounted(f.target))) named_inside = true;
-    if (!named_inside) return;
+    if (std::none_of(c.facets.begin(), c.facets.end(), [&](const Facet& f) { return names_mounted(f); })) return;
     bool touches = (op.dir && under_mounted(fd_path(op.dir.get()))) ||
                    (op.dir2 && under_mounted(fd_path(op.dir2.get())));
     if (!touches) return;
