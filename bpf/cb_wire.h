@@ -38,6 +38,9 @@ enum cb_rec_kind {
 /* Per-blob status bits in cb_rec_hdr.flags: blob i owns bits 2i and 2i+1. */
 #define CB_F_TRUNC(i) (1u << (2 * (i)))	/* cut at its bound (string, argv, or walk depth) */
 #define CB_F_FAULT(i) (1u << (2 * (i) + 1))	/* could not be read or resolved */
+/* A syscall record of an open that made its file (the kernel's FMODE_CREATED):
+ * with O_CREAT alone an open may as well have opened an existing file. */
+#define CB_F_CREATED (1u << 31)
 
 struct cb_rec_hdr {
 	__u32 size;		/* whole record, tail included */
@@ -123,6 +126,7 @@ struct cb_rec_io_uring {
 #define CB_ARG_NONE (-1)	/* path/fd/addr field: the syscall has none */
 #define CB_AT_CWD (-1)		/* dirfd field: a relative path is relative to the cwd */
 #define CB_AT_RAW (-2)		/* dirfd field: the string is not resolved (a symlink's target) */
+#define CB_OPEN_CREAT (-2)	/* oflags field: the open always has O_CREAT */
 
 struct cb_sysdesc {
 	__u8 traced;
@@ -136,7 +140,8 @@ struct cb_sysdesc {
 	__s8 addrlen;		/* arg index of its length */
 	__s8 how;		/* openat2: arg index of struct open_how */
 	__s8 pidfd;		/* pidfd_send_signal: arg index of the pidfd */
-	__u8 pad[5];
+	__s8 oflags;		/* an open: arg index of its flags; CB_OPEN_CREAT: creat(2) */
+	__u8 pad[4];
 };
 
 /* Per-CPU counters; user space sums them. */

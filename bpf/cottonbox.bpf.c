@@ -549,6 +549,9 @@ static __always_inline struct cb_sysdesc *traced_desc(long id)
 	return d;
 }
 
+/* include/linux/fs.h; not in BTF (a #define), and 1 << 20 since 4.19. */
+#define CB_FMODE_CREATED (1u << 20)
+#define CB_O_CREAT 0100
 #define CB_TS_COMPAT 0x0002	/* arch/x86/include/asm/thread_info.h */
 
 static __always_inline bool compat_syscall(struct task_struct *task)
@@ -674,6 +677,13 @@ int BPF_PROG(cb_sys_exit, struct pt_regs *regs, long ret)
 	if (d->path2 >= 0)
 		off = append_path(s, off, CB_SYS_PATH2, e->args[d->path2 & 7],
 				  dirfd_of(e, d->path2, d->dirfd2));
+	if (ret >= 0 && (d->oflags == CB_OPEN_CREAT ||
+			 (d->oflags >= 0 && (e->args[d->oflags & 7] & CB_O_CREAT)))) {
+		struct file *f = fd_file((void *)bpf_get_current_task(), ret);
+
+		if (f && (BPF_CORE_READ(f, f_mode) & CB_FMODE_CREATED))
+			r->hdr.flags |= CB_F_CREATED;
+	}
 	if (d->sock >= 0) {
 		r->fd = e->args[d->sock & 7];
 		socket_type(r, r->fd);

@@ -70,6 +70,16 @@ int run_check(const std::vector<std::string>& policy_files, const std::map<std::
   for (int a = 0; a < static_cast<int>(Action::Count); ++a)
     if (plan.kernel_carried & bit(static_cast<Action>(a))) carried.emplace_back(action_name(static_cast<Action>(a)));
 
+  // With the tracer recording, these continue as soon as the supervisor
+  // has seen where they land (tracer/carry.h).
+  std::vector<std::string> at_once;
+  constexpr ActionMask kOpenExisting = bit(Action::FileWrite) | bit(Action::FileTruncate);
+  if (in.ebpf && (plan.kernel_carried & bit(Action::FileCreate)))
+    at_once.emplace_back((plan.kernel_carried & kOpenExisting) == kOpenExisting
+                             ? "opens that create, mkdir and symlink outside every read-only tree"
+                             : "O_EXCL opens, mkdir and symlink outside every read-only tree");
+  if (in.ebpf && (plan.kernel_carried & bit(Action::FileLink))) at_once.emplace_back("link");
+
   auto layer_of = [&](const Rule& r) -> std::pair<std::string, std::string> {
     for (const auto& l : plan.layers)
       if (l.rule_id == r.id) return {l.layer, l.detail};
@@ -111,6 +121,7 @@ int run_check(const std::vector<std::string>& policy_files, const std::map<std::
     }
     j["mounts"] = mounts;
     j["kernel_carried"] = carried;
+    j["continued_at_once"] = at_once;
     j["notes"] = plan.notes;
     j["weakened"] = plan.weakened;
     out << j.dump(2) << "\n";
@@ -139,6 +150,11 @@ int run_check(const std::vector<std::string>& policy_files, const std::map<std::
     out << "\nAllowed, then carried out by the kernel itself (every refusal of them is a read-only mount's):\n ";
     for (const auto& a : carried) out << " " << a;
     out << "\n";
+  }
+  if (!at_once.empty()) {
+    out << "\nOf what reaches it, continued at once with the eBPF tracer recording (its record is the row;\n"
+           "not when another mount shows a protected tree):\n";
+    for (const auto& a : at_once) out << "  " << a << "\n";
   }
   for (const auto& n : plan.notes) out << "\nnote: " << n << "\n";
   for (const auto& w : plan.weakened) out << "\nweakened: " << w << "\n";

@@ -222,6 +222,7 @@ Result<TraceRecord> decode_syscall(std::span<const uint8_t> bytes, TraceRecord r
     rec.path = rec.addr;
   }
 
+  rec.created = flag(f, CB_F_CREATED);
   rec.flags = s->implied_flags;
   if (s->flags >= 0) rec.flags |= r.args[s->flags];
   if (s->mode >= 0) rec.mode = static_cast<uint32_t>(r.args[s->mode]);
@@ -310,6 +311,9 @@ cb_sysdesc to_sysdesc(const TracedSyscall& s) {
   d.addrlen = s.addrlen;
   d.how = s.how;
   d.pidfd = s.pidfd;
+  d.oflags = CB_ARG_NONE;
+  if (s.nr == SYS_open || s.nr == SYS_openat || s.nr == SYS_openat2) d.oflags = s.flags;
+  if (s.nr == SYS_creat) d.oflags = CB_OPEN_CREAT;
   return d;
 }
 

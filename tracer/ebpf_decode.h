@@ -49,6 +49,7 @@ struct TraceRecord {
   int64_t ret = 0;
   std::array<uint64_t, CB_NARGS> args{};
   uint64_t flags = 0;  // open/openat2/creat flags; *at flags; renameat2 flags; fallocate mode
+  bool created = false;  // an open that made its file (not one that opened an existing file)
   uint32_t mode = 0;   // open/creat/mkdir/mknod/chmod mode
   int32_t dirfd = kNoFd;   // as passed (AT_FDCWD = -100); kNoFd when the call has none
   int32_t dirfd2 = kNoFd;

@@ -27,6 +27,7 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "tracer/carry.h"
 #include "tracer/creds.h"
 #include "tracer/notify.h"
 #include "tracer/ops.h"
@@ -125,6 +126,7 @@ struct Supervisor::Impl {
 
   UniqueFd ep, sigfd, answers_fd, timer_fd;
   uint64_t name_gen = 0;   // bumped whenever a directory is renamed
+  WritableDirs writable_dirs;  // for creates the kernel may carry out (carry.h)
   bool fs_shared = false;  // some process shares its fs_struct: no root/cwd caching
   seccomp_notif* req = nullptr;
   uint64_t seq = 0;
@@ -316,7 +318,9 @@ struct Supervisor::Impl {
       listener.respond_error(call.id, ENOSYS);
       return;
     }
+    if (may_redirect_names(call.nr)) writable_dirs.forget();
     ProcessEntry* pe = procs.lookup(call.tid);
+    if (carried_by_kernel(call, pe)) return;
     PathContext ctx = pe && !fs_shared
                           ? PathContext(call.tid, pe->info->pid, &pe->fs[call.tid], &pe->dirfds, name_gen,
                                         pe->pidfd.get())
@@ -380,6 +384,38 @@ struct Supervisor::Impl {
     }
     bool allow = opts.observe || d == Decision::Allow || d == Decision::Log;
     finish(call, c, row, allow, pe, creds);
+  }
+
+  // The short way (carry.h): a create outside every read-only tree, or a
+  // link, where the plan leaves every refusal of them to the mounts.  The
+  // tracer records it with the kernel's result; nothing here would differ
+  // from what the long way decides, records or does.
+  bool carried_by_kernel(const Call& call, ProcessEntry* pe) {
+    if (!opts.tracer || opts.observe || !opts.mount_aliases.empty() || !traced(call.nr)) return false;
+    CarryShape s = carry_shape(call.nr, call.args);
+    switch (s.kind) {
+      case CarryShape::None:
+        return false;
+      case CarryShape::Link:
+        if (!(opts.kernel_carried & bit(Action::FileLink))) return false;
+        break;
+      case CarryShape::Create: {
+        if (!(opts.kernel_carried & bit(Action::FileCreate)) || !pe || fs_shared) return false;
+        // Without O_EXCL the name may appear between our look and the
+        // kernel's open (another thread renames a file there): what the
+        // open then writes or truncates must be the mounts' to refuse too.
+        constexpr ActionMask kOpenExisting = bit(Action::FileWrite) | bit(Action::FileTruncate);
+        if (s.check_final && (opts.kernel_carried & kOpenExisting) != kOpenExisting) return false;
+        auto path = TargetMemory::read_string(call.tid, s.path, PATH_MAX);
+        if (!path || path->empty() || (s.dirfd != AT_FDCWD && (*path)[0] != '/')) return false;
+        PathContext ctx(call.tid, pe->info->pid, &pe->fs[call.tid], &pe->dirfds, name_gen, pe->pidfd.get());
+        if (!writable_dirs.new_name_outside_read_only(ctx, *path, s.check_final)) return false;
+        break;
+      }
+    }
+    ++outcome.kernel_carried;
+    listener.respond_continue(call.id);
+    return true;
   }
 
   // Carries out or refuses, answers, records.

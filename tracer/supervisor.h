@@ -107,6 +107,7 @@ struct SessionOutcome {
   int exit_signal = 0;
   bool exec_failed = false;
   uint64_t notifications = 0;
+  uint64_t kernel_carried = 0;  // of them, let through at once (carry.h)
   uint64_t denials = 0;
 };
 

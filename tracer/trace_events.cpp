@@ -42,8 +42,11 @@ std::optional<Event> event_of(const TraceRecord& r) {
     case SYS_creat: {
       int acc = static_cast<int>(r.flags & O_ACCMODE);
       bool write = !(r.flags & O_PATH) && (acc == O_WRONLY || acc == O_RDWR);
-      if (write && (r.flags & O_TRUNC)) ev.action = Action::FileTruncate;
-      else if (r.flags & O_CREAT) ev.action = Action::FileCreate;
+      // Once it succeeded, the kernel says whether it made the file; a
+      // failed one is named by the most it asked for.
+      if (r.ret >= 0 && r.created) ev.action = Action::FileCreate;
+      else if (write && (r.flags & O_TRUNC)) ev.action = Action::FileTruncate;
+      else if (r.ret < 0 && (r.flags & O_CREAT)) ev.action = Action::FileCreate;
       else if (write) ev.action = Action::FileWrite;
       else ev.action = Action::FileRead;
       return ev;

@@ -363,6 +363,10 @@ TEST_F(Session, CheckSaysWhichAllowedCallsTheKernelCarriesOut) {
     for (const char* a : {"file.delete", "file.write", "file.create", "file.attr"})
       EXPECT_NE(std::find(carried.begin(), carried.end(), a), carried.end()) << a << " in " << r.out;
     EXPECT_EQ(std::find(carried.begin(), carried.end(), "file.rename"), carried.end()) << "renames stay judged";
+    auto at_once = j["continued_at_once"].get<std::vector<std::string>>();
+    EXPECT_EQ(at_once, (std::vector<std::string>{"opens that create, mkdir and symlink outside every read-only tree",
+                                                 "link"}))
+        << r.out;
   }
   // A refusal only the supervisor can make (a file pattern, not a tree)
   // takes its actions back to the supervisor.
@@ -374,6 +378,13 @@ TEST_F(Session, CheckSaysWhichAllowedCallsTheKernelCarriesOut) {
   carried = nlohmann::json::parse(r.out)["kernel_carried"].get<std::vector<std::string>>();
   EXPECT_EQ(std::find(carried.begin(), carried.end(), "file.write"), carried.end()) << r.out;
   EXPECT_EQ(std::find(carried.begin(), carried.end(), "file.delete"), carried.end()) << r.out;
+  if (getuid() == 0) {
+    // An open without O_EXCL may meet a file renamed there in the meantime,
+    // and writing it is now the supervisor's to refuse.
+    auto at_once = nlohmann::json::parse(r.out)["continued_at_once"].get<std::vector<std::string>>();
+    ASSERT_FALSE(at_once.empty()) << r.out;
+    EXPECT_EQ(at_once.front(), "O_EXCL opens, mkdir and symlink outside every read-only tree");
+  }
 }
 
 TEST_F(Session, AFileHandleIsNoWayAroundPathRules) {
@@ -432,6 +443,38 @@ TEST_F(Session, CachedNamesFollowDirectoriesThatMove) {
   for (auto& e : events("deny"))
     if (e.row.ev.path == t_ + "/guarded/x" && e.row.verdict.rule_id == "guarded") found = true;
   EXPECT_TRUE(found);
+}
+
+TEST_F(Session, CreatesLandWhereTheirPathLeadsEvenWhenANameIsRepointed) {
+  // Creating in the protected tree is allowed: the supervisor carries it out
+  // past the read-only mount.  Creates elsewhere are left to the kernel once
+  // their directory is known to be on a writable mount (remembered by name),
+  // so a name that comes to lead into the tree, through a new symlink or a
+  // rename, must not be taken for the directory it was.
+  Outcome r = supervised(
+      "mkdir $T/keep && echo a > $T/keep/a && (set -C; echo b > $T/keep/b) && mkdir $T/keep/sub && "
+      "echo in > $P/new && "
+      "ln -s $P $T/link && echo via > $T/link/via && "
+      "mkdir $T/w && echo a > $T/w/a && rm -rf $T/w && ln -s $P $T/w && echo y > $T/w/y && "
+      "mkdir $T/v && echo a > $T/v/a && rm -rf $T/v && ln -s $P $T/tmp && mv -T $T/tmp $T/v && "
+      "(set -C; echo z > $T/v/z) && mkdir $T/v/zd && "
+      "echo done");
+  EXPECT_NE(r.out.find("done"), std::string::npos) << r.out << r.err;
+  EXPECT_EQ(read_file(t_ + "/keep/a"), "a\n");
+  EXPECT_EQ(read_file(t_ + "/keep/b"), "b\n");
+  for (auto [name, content] : std::map<std::string, std::string>{
+           {"new", "in\n"}, {"via", "via\n"}, {"y", "y\n"}, {"z", "z\n"}})
+    EXPECT_EQ(read_file(p_ + "/" + name), content) << name << " was created in the protected tree";
+  struct stat st;
+  EXPECT_EQ(stat((p_ + "/zd").c_str(), &st), 0);
+  expect_intact();
+  // Every create is on record, under the name it really got, and allowed.
+  std::set<std::string> created;
+  for (auto& e : events())
+    if (e.row.ev.action == cb::Action::FileCreate && e.row.allowed && e.row.result_errno <= 0) created.insert(e.row.ev.path);
+  for (const std::string& p : {t_ + "/keep", t_ + "/keep/a", t_ + "/keep/b", t_ + "/keep/sub", p_ + "/new",
+                               p_ + "/via", p_ + "/y", p_ + "/z", p_ + "/zd"})
+    EXPECT_TRUE(created.count(p)) << p << " is not recorded as created";
 }
 
 TEST_F(Session, HandlesOpenedOutsideNeverWriteIntoAReadOnlyTree) {

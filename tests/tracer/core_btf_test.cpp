@@ -106,7 +106,9 @@ TEST_F(CoreBtf, CutDownKeepsEveryMemberTheProgramsCanPlace) {
       EXPECT_EQ(btf_kind(smt), btf_kind(kmt));
       if (btf_is_ptr(kmt)) continue;
       EXPECT_EQ(name_of(small.get(), smt), name_of(kernel_.get(), kmt));
-      if (!btf_is_array(kmt)) EXPECT_EQ(smt->size, kmt->size);
+      if (!btf_is_array(kmt)) {
+        EXPECT_EQ(smt->size, kmt->size);
+      }
     }
     ++checked;
   }

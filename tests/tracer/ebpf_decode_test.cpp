@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "tracer/ebpf_decode.h"
+#include "tracer/trace_events.h"
 #include "tracer/syscalls.h"
 
 namespace cb {
@@ -288,6 +289,42 @@ TEST(EbpfDecode, CreatImpliesItsFlags) {
   auto rec = ok(sys_record(s));
   EXPECT_EQ(rec.flags, static_cast<uint64_t>(O_CREAT | O_WRONLY | O_TRUNC));
   EXPECT_EQ(rec.mode, 0640u);
+}
+
+TEST(EbpfDecode, AnOpenSaysWhetherItMadeItsFile) {
+  // O_CREAT alone does not say: the kernel's FMODE_CREATED does.
+  Sys s;
+  s.args = {static_cast<uint64_t>(AT_FDCWD), 0, O_WRONLY | O_CREAT | O_TRUNC, 0644};
+  s.path1 = "/w/new";
+  s.flags = CB_F_CREATED;
+  auto made = ok(sys_record(s));
+  EXPECT_TRUE(made.created);
+  EXPECT_EQ(event_of(made)->action, Action::FileCreate);
+  s.flags = 0;
+  auto existing = ok(sys_record(s));
+  EXPECT_FALSE(existing.created);
+  EXPECT_EQ(event_of(existing)->action, Action::FileTruncate);
+  s.args[2] = O_WRONLY | O_CREAT;
+  EXPECT_EQ(event_of(ok(sys_record(s)))->action, Action::FileWrite);
+  s.args[2] = O_RDONLY | O_CREAT;
+  EXPECT_EQ(event_of(ok(sys_record(s)))->action, Action::FileRead);
+  // A failed open is named by the most it asked for: a refused `> file`
+  // is a truncate, a refused new file a create.
+  s.ret = -EROFS;
+  s.args[2] = O_WRONLY | O_CREAT | O_TRUNC;
+  EXPECT_EQ(event_of(ok(sys_record(s)))->action, Action::FileTruncate);
+  s.args[2] = O_WRONLY | O_CREAT | O_EXCL;
+  EXPECT_EQ(event_of(ok(sys_record(s)))->action, Action::FileCreate);
+}
+
+TEST(EbpfDecode, TheKernelSideKnowsWhichOpensMayCreate) {
+  for (const auto& s : traced_syscalls()) {
+    SCOPED_TRACE(std::string(s.name));
+    auto d = to_sysdesc(s);
+    if (s.nr == SYS_open || s.nr == SYS_openat || s.nr == SYS_openat2) EXPECT_EQ(d.oflags, s.flags);
+    else if (s.nr == SYS_creat) EXPECT_EQ(d.oflags, CB_OPEN_CREAT);
+    else EXPECT_EQ(d.oflags, CB_ARG_NONE);
+  }
 }
 
 TEST(EbpfDecode, Renameat2BothPathsWithTheirOwnBases) {

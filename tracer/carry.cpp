@@ -1,0 +1,137 @@
+#include "tracer/carry.h"
+
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/statvfs.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "tracer/fd.h"
+#include "tracer/paths.h"
+#include "tracer/resolve.h"
+
+namespace cb {
+
+namespace {
+// Enough for every directory a build touches; past it, start again.
+constexpr size_t kMaxDirs = 4096;
+
+CarryShape create_open(int dirfd, uint64_t path, uint64_t flags) {
+  CarryShape s;
+  if (!(flags & O_CREAT) || (flags & O_PATH)) return s;
+  s.kind = CarryShape::Create;
+  s.dirfd = dirfd;
+  s.path = path;
+  // O_EXCL never follows a final symlink, and fails on any existing name.
+  s.check_final = !(flags & O_EXCL);
+  return s;
+}
+}  // namespace
+
+CarryShape carry_shape(int nr, const uint64_t a[6]) {
+  CarryShape s;
+  switch (nr) {
+    case __NR_open: return create_open(AT_FDCWD, a[0], static_cast<uint32_t>(a[1]));
+    case __NR_openat: return create_open(static_cast<int>(a[0]), a[1], static_cast<uint32_t>(a[2]));
+    case __NR_creat: return create_open(AT_FDCWD, a[0], O_CREAT | O_WRONLY | O_TRUNC);
+    case __NR_mkdir: s = {CarryShape::Create, AT_FDCWD, a[0], false}; return s;
+    case __NR_mkdirat: s = {CarryShape::Create, static_cast<int>(a[0]), a[1], false}; return s;
+    case __NR_symlink: s = {CarryShape::Create, AT_FDCWD, a[1], false}; return s;
+    case __NR_symlinkat: s = {CarryShape::Create, static_cast<int>(a[1]), a[2], false}; return s;
+    case __NR_link:
+    case __NR_linkat: s.kind = CarryShape::Link; return s;
+    default: return s;
+  }
+}
+
+bool may_redirect_names(int nr) {
+  switch (nr) {
+    case __NR_rename: case __NR_renameat: case __NR_renameat2:
+    case __NR_symlink: case __NR_symlinkat:
+    case __NR_mount: case __NR_umount2: case __NR_move_mount: case __NR_pivot_root:
+    case __NR_fsmount: case __NR_mount_setattr: case __NR_open_tree:
+    case __NR_unshare: case __NR_setns: case __NR_chroot:
+      return true;
+    default:
+      return false;
+  }
+}
+
+std::optional<PlainPath> split_plain(std::string_view path) {
+  while (path.size() > 1 && path.back() == '/') path.remove_suffix(1);
+  if (path.empty() || path == "/") return std::nullopt;
+  if (path == "/proc" || path.starts_with("/proc/")) return std::nullopt;
+  for (size_t i = 0; i < path.size();) {
+    size_t j = path.find('/', i);
+    if (j == std::string_view::npos) j = path.size();
+    if (path.substr(i, j - i) == "..") return std::nullopt;
+    i = j + 1;
+  }
+  size_t slash = path.rfind('/');
+  PlainPath p;
+  if (slash == std::string_view::npos) {
+    p.name = path;
+  } else {
+    p.dir = slash == 0 ? path.substr(0, 1) : path.substr(0, slash);
+    p.name = path.substr(slash + 1);
+  }
+  if (p.name == "." || p.name.empty()) return std::nullopt;
+  return p;
+}
+
+bool WritableDirs::new_name_outside_read_only(PathContext& ctx, std::string_view path, bool check_final) {
+  auto plain = split_plain(path);
+  if (!plain) return false;
+  bool absolute = path[0] == '/';
+  auto base = absolute ? ctx.root() : ctx.cwd();
+  if (!base) return false;
+  auto base_path = absolute ? ctx.root_path() : ctx.cwd_path();
+  if (!base_path || base_path->empty()) return false;
+  // Inside procfs a name may stand for another process's objects.
+  if (!absolute && path_within(*base_path, "/proc")) return false;
+
+  std::string key = *base_path;
+  key += '\0';
+  key += plain->dir;
+  auto it = dirs_.find(key);
+  bool writable;
+  if (it != dirs_.end()) {
+    writable = it->second;
+  } else {
+    std::string_view rel = plain->dir;
+    while (!rel.empty() && rel.front() == '/') rel.remove_prefix(1);
+    UniqueFd opened;
+    int dir = *base;
+    if (!rel.empty()) {
+      open_how how{};
+      how.flags = O_PATH | O_DIRECTORY | O_CLOEXEC;
+      how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+      std::string r(rel);
+      opened.reset(static_cast<int>(syscall(SYS_openat2, *base, r.c_str(), &how, sizeof how)));
+      // A symlink on the way, a missing directory: the long way says what happens.
+      if (!opened) return false;
+      dir = opened.get();
+    }
+    struct statfs sf;
+    if (fstatfs(dir, &sf) != 0) return false;
+    writable = !(sf.f_flags & ST_RDONLY);
+    if (dirs_.size() >= kMaxDirs) dirs_.clear();
+    dirs_.emplace(std::move(key), writable);
+  }
+  if (!writable) return false;
+  if (check_final) {
+    std::string rel(path);
+    size_t skip = rel.find_first_not_of('/');
+    struct stat st;
+    // An existing name may be a symlink the kernel follows, or a mount
+    // point: the long way judges it.
+    if (fstatat(*base, skip == std::string::npos ? "." : rel.c_str() + skip, &st, AT_SYMLINK_NOFOLLOW) == 0 ||
+        errno != ENOENT)
+      return false;
+  }
+  return true;
+}
+
+}  // namespace cb
