@@ -81,6 +81,45 @@ std::optional<PlainPath> split_plain(std::string_view path) {
   return p;
 }
 
+namespace {
+// Whether `dir_rel` below `base` lies on a writable mount; nothing when it
+// cannot be reached without a symlink (or does not exist): the long way
+// says what happens then.
+std::optional<bool> writable_below(int base, std::string_view dir_rel) {
+  while (!dir_rel.empty() && dir_rel.front() == '/') dir_rel.remove_prefix(1);
+  UniqueFd opened;
+  int dir = base;
+  if (!dir_rel.empty()) {
+    open_how how{};
+    how.flags = O_PATH | O_DIRECTORY | O_CLOEXEC;
+    how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+    std::string r(dir_rel);
+    opened.reset(static_cast<int>(syscall(SYS_openat2, base, r.c_str(), &how, sizeof how)));
+    if (!opened) return std::nullopt;
+    dir = opened.get();
+  }
+  struct statfs sf;
+  if (fstatfs(dir, &sf) != 0) return std::nullopt;
+  return !(sf.f_flags & ST_RDONLY);
+}
+
+// No entry of that name yet: an existing one may be a symlink the kernel
+// follows, or a mount point, which the long way judges.
+bool name_is_new(int base, std::string_view path) {
+  std::string rel(path);
+  size_t skip = rel.find_first_not_of('/');
+  struct stat st;
+  return fstatat(base, skip == std::string::npos ? "." : rel.c_str() + skip, &st, AT_SYMLINK_NOFOLLOW) != 0 &&
+         errno == ENOENT;
+}
+}  // namespace
+
+bool WritableDirs::new_name_outside_read_only_at(int dirfd, std::string_view path, bool check_final) {
+  auto plain = split_plain(path);
+  if (!plain || path[0] == '/') return false;
+  return writable_below(dirfd, plain->dir).value_or(false) && (!check_final || name_is_new(dirfd, path));
+}
+
 bool WritableDirs::new_name_outside_read_only(PathContext& ctx, std::string_view path, bool check_final) {
   auto plain = split_plain(path);
   if (!plain) return false;
@@ -100,38 +139,14 @@ bool WritableDirs::new_name_outside_read_only(PathContext& ctx, std::string_view
   if (it != dirs_.end()) {
     writable = it->second;
   } else {
-    std::string_view rel = plain->dir;
-    while (!rel.empty() && rel.front() == '/') rel.remove_prefix(1);
-    UniqueFd opened;
-    int dir = *base;
-    if (!rel.empty()) {
-      open_how how{};
-      how.flags = O_PATH | O_DIRECTORY | O_CLOEXEC;
-      how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
-      std::string r(rel);
-      opened.reset(static_cast<int>(syscall(SYS_openat2, *base, r.c_str(), &how, sizeof how)));
-      // A symlink on the way, a missing directory: the long way says what happens.
-      if (!opened) return false;
-      dir = opened.get();
-    }
-    struct statfs sf;
-    if (fstatfs(dir, &sf) != 0) return false;
-    writable = !(sf.f_flags & ST_RDONLY);
+    // Not remembered when the walk fails: a missing directory may be made.
+    auto w = writable_below(*base, plain->dir);
+    if (!w) return false;
+    writable = *w;
     if (dirs_.size() >= kMaxDirs) dirs_.clear();
     dirs_.emplace(std::move(key), writable);
   }
-  if (!writable) return false;
-  if (check_final) {
-    std::string rel(path);
-    size_t skip = rel.find_first_not_of('/');
-    struct stat st;
-    // An existing name may be a symlink the kernel follows, or a mount
-    // point: the long way judges it.
-    if (fstatat(*base, skip == std::string::npos ? "." : rel.c_str() + skip, &st, AT_SYMLINK_NOFOLLOW) == 0 ||
-        errno != ENOENT)
-      return false;
-  }
-  return true;
+  return writable && (!check_final || name_is_new(*base, path));
 }
 
 }  // namespace cb

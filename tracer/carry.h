@@ -59,6 +59,9 @@ class WritableDirs {
   // and (with `check_final`) no entry of that name yet.  false: ask the
   // long way.
   bool new_name_outside_read_only(PathContext& ctx, std::string_view path, bool check_final);
+  // The same for a path relative to a directory fd (the target's own,
+  // duplicated here): exact by itself, so nothing is remembered.
+  static bool new_name_outside_read_only_at(int dirfd, std::string_view path, bool check_final);
   void forget() { dirs_.clear(); }
   size_t size() const { return dirs_.size(); }
 

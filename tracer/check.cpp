@@ -33,7 +33,10 @@ std::vector<std::string> notified_families(const FilterSpec& f) {
   add(f.links, "link/symlink");
   add(f.creates, "mkdir");
   add(f.truncates, "truncate");
-  add(f.attrs, "chmod/chown/utimes/xattr/chattr");
+  add(f.attrs, "chmod/chown/utimes/xattr");
+  bool any_file = f.read_opens || f.write_opens || f.create_opens || f.deletes || f.renames || f.links ||
+                  f.creates || f.truncates || f.attrs;
+  add(any_file, "chattr (the FS_IOC_SETFLAGS/FSSETXATTR ioctls)");
   add(f.execs, "execve");
   add(f.signals, "signals");
   add(f.net, "connect/bind");

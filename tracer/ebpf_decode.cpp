@@ -67,6 +67,15 @@ constexpr TracedSyscall kTraced[] = {
     {.nr = SYS_fchown, .name = "fchown", .nargs = 3, .fd = 0, .uid = 1, .gid = 2},
     {.nr = SYS_fchownat, .name = "fchownat", .nargs = 5, .path1 = 1, .dirfd1 = 0, .flags = 4, .uid = 2,
      .gid = 3},
+    // extended attributes (ACLs, security labels, capabilities)
+    {.nr = SYS_setxattr, .name = "setxattr", .nargs = 5, .path1 = 0},
+    {.nr = SYS_lsetxattr, .name = "lsetxattr", .nargs = 5, .path1 = 0, .implied_flags = AT_SYMLINK_NOFOLLOW},
+    {.nr = SYS_fsetxattr, .name = "fsetxattr", .nargs = 5, .fd = 0},
+    {.nr = __NR_setxattrat, .name = "setxattrat", .nargs = 6, .path1 = 1, .dirfd1 = 0, .flags = 2},
+    {.nr = SYS_removexattr, .name = "removexattr", .nargs = 2, .path1 = 0},
+    {.nr = SYS_lremovexattr, .name = "lremovexattr", .nargs = 2, .path1 = 0, .implied_flags = AT_SYMLINK_NOFOLLOW},
+    {.nr = SYS_fremovexattr, .name = "fremovexattr", .nargs = 2, .fd = 0},
+    {.nr = __NR_removexattrat, .name = "removexattrat", .nargs = 4, .path1 = 1, .dirfd1 = 0, .flags = 2},
     // network
     {.nr = SYS_connect, .name = "connect", .nargs = 3, .sock = 0, .addr = 1, .addrlen = 2},
     {.nr = SYS_bind, .name = "bind", .nargs = 3, .sock = 0, .addr = 1, .addrlen = 2},

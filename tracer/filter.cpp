@@ -113,16 +113,14 @@ bool any_file = s.read_opens || s.write_opens || s.create_opens || s.deletes || 
   if (s.attrs) {
     for (int nr : {__NR_chmod, __NR_fchmod, __NR_fchmodat, __NR_fchmodat2, __NR_chown, __NR_fchown,
                    __NR_lchown, __NR_fchownat, __NR_utime, __NR_utimes, __NR_futimesat,
-                   __NR_utimensat})
+                   __NR_utimensat, __NR_setxattr, __NR_lsetxattr, __NR_fsetxattr, __NR_removexattr,
+                   __NR_lremovexattr, __NR_fremovexattr, __NR_setxattrat, __NR_removexattrat})
       b.notify(nr);
   }
   if (any_file) {
-    // Rare, and not seen by the tracer: always judged, so that a refusal
-    // (by a rule or by a read-only mount) is always recorded.  chattr sets
+    // Not seen by the tracer: always judged, so that a refusal (by a rule
+    // or by a read-only mount) is always recorded.  chattr sets
     // immutable/append-only through ioctl on an fd that may well be read-only.
-    for (int nr : {__NR_setxattr, __NR_lsetxattr, __NR_fsetxattr, __NR_removexattr, __NR_lremovexattr,
-                   __NR_fremovexattr, __NR_setxattrat, __NR_removexattrat})
-      b.notify(nr);
     for (uint64_t cmd : {uint64_t(FS_IOC_SETFLAGS), uint64_t(FS_IOC32_SETFLAGS),
                          uint64_t(FS_IOC_FSSETXATTR)})
       b.notify_if(__NR_ioctl, SCMP_CMP(1, SCMP_CMP_MASKED_EQ, 0xffffffffu, cmd));

@@ -30,7 +30,7 @@ struct FilterSpec {
   bool links = false;        // link, linkat, symlink, symlinkat
   bool creates = false;      // mkdir, mkdirat, mknod, mknodat
   bool truncates = false;    // truncate
-  bool attrs = false;        // chmod/chown/utime/xattr families, ioctl(FS_IOC_SETFLAGS|FSSETXATTR)
+  bool attrs = false;        // chmod/chown/utime/xattr families
   bool execs = false;        // execve, execveat
   bool signals = false;      // kill, tkill, tgkill, rt_(tg)sigqueueinfo, pidfd_send_signal
   bool net = false;          // connect, bind

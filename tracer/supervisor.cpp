@@ -407,9 +407,16 @@ struct Supervisor::Impl {
         constexpr ActionMask kOpenExisting = bit(Action::FileWrite) | bit(Action::FileTruncate);
         if (s.check_final && (opts.kernel_carried & kOpenExisting) != kOpenExisting) return false;
         auto path = TargetMemory::read_string(call.tid, s.path, PATH_MAX);
-        if (!path || path->empty() || (s.dirfd != AT_FDCWD && (*path)[0] != '/')) return false;
+        if (!path || path->empty()) return false;
         PathContext ctx(call.tid, pe->info->pid, &pe->fs[call.tid], &pe->dirfds, name_gen, pe->pidfd.get());
-        if (!writable_dirs.new_name_outside_read_only(ctx, *path, s.check_final)) return false;
+        if (s.dirfd != AT_FDCWD && (*path)[0] != '/') {
+          // Relative to a directory the target holds open (cp, find, tar -C):
+          // that very directory, looked at here.
+          auto dir = ctx.dirfd(s.dirfd);
+          if (!dir || !WritableDirs::new_name_outside_read_only_at(dir->get(), *path, s.check_final)) return false;
+        } else if (!writable_dirs.new_name_outside_read_only(ctx, *path, s.check_final)) {
+          return false;
+        }
         break;
       }
     }

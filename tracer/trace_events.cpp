@@ -108,6 +108,14 @@ std::optional<Event> event_of(const TraceRecord& r) {
     case SYS_lchown:
     case SYS_fchown:
     case SYS_fchownat:
+    case SYS_setxattr:
+    case SYS_lsetxattr:
+    case SYS_fsetxattr:
+    case __NR_setxattrat:
+    case SYS_removexattr:
+    case SYS_lremovexattr:
+    case SYS_fremovexattr:
+    case __NR_removexattrat:
       ev.action = Action::FileAttr;
       return ev;
     case SYS_connect:

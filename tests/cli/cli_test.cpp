@@ -11,6 +11,7 @@
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include <dirent.h>
@@ -109,6 +110,7 @@ class Session : public ::testing::Test {
     mkdir((p_ + "/sub").c_str(), 0755);
     mkdir(t_.c_str(), 0755);
     write_file(p_ + "/keep.txt", "keep me\n");
+    setxattr((p_ + "/keep.txt").c_str(), "user.note", "n", 1, 0);  // where the filesystem has user xattrs
     write_file(p_ + "/sub/deep.txt", "deep\n");
     std::mt19937 rng(42);
     std::string data(65536, '\0');
@@ -159,6 +161,13 @@ class Session : public ::testing::Test {
       if (f && fgets(buf, sizeof buf, f)) flags = std::string(buf).substr(0, std::string(buf).find(' '));
       if (f) pclose(f);
       s << " " << flags;
+      char names[1024];
+      ssize_t n = llistxattr(p.c_str(), names, sizeof names);
+      for (ssize_t i = 0; i < n; i += static_cast<ssize_t>(strlen(names + i)) + 1) {
+        char v[256];
+        ssize_t vn = lgetxattr(p.c_str(), names + i, v, sizeof v);
+        s << " " << (names + i) << "=" << std::string(v, vn > 0 ? static_cast<size_t>(vn) : 0);
+      }
       m[rel] = s.str();
     }
     return m;
@@ -275,6 +284,9 @@ const Technique kTechniques[] = {
     {"symlink_alias", "ln -s $P $T/alias && rm -f $T/alias/keep.txt"},
     {"proc_self_cwd", "cd $P && rm -f /proc/self/cwd/keep.txt"},
     {"chmod", "try_op chmod $P/keep.txt"},
+    {"setxattr", "python3 -c 'import os,sys; os.setxattr(sys.argv[1], \"user.x\", b\"1\")' $P/keep.txt"},
+    {"fremovexattr", "python3 -c 'import os,sys; os.removexattr(os.open(sys.argv[1], os.O_RDONLY), \"user.note\")' "
+                     "$P/keep.txt"},
     {"chattr_immutable", "try_op chattr_i $P/keep.txt", true},
     {"int80_unlink", "try_op int80_unlink $P/keep.txt", false, true},
     {"x32_unlink", "try_op x32_unlink $P/keep.txt", false, true},
