@@ -171,6 +171,7 @@ struct EbpfTracer::Impl {
   uint64_t delivered = 0;
   std::string last_error;
   const RecordFn* fn = nullptr;
+  size_t budget = 0;
   std::exception_ptr exc;
 
   ~Impl() {
@@ -196,6 +197,8 @@ struct EbpfTracer::Impl {
       return -ECANCELED;
     }
     ++self->delivered;
+    // Stops the ring's loop with this record consumed.
+    if (--self->budget == 0) return -EAGAIN;
     return 0;
   }
 
@@ -327,19 +330,23 @@ Result<Ok> EbpfTracer::track(pid_t pid) {
 
 int EbpfTracer::poll_fd() const { return ring_buffer__epoll_fd(impl_->ring.get()); }
 
-Result<size_t> EbpfTracer::drain(const RecordFn& fn) {
+Result<size_t> EbpfTracer::drain(const RecordFn& fn, size_t budget) {
+  if (budget == 0) return size_t{0};
   impl_->fn = &fn;
+  impl_->budget = budget;
   uint64_t before = impl_->delivered;
   int n = ring_buffer__consume(impl_->ring.get());
   impl_->fn = nullptr;
+  impl_->budget = 0;
   if (impl_->exc) std::rethrow_exception(std::exchange(impl_->exc, nullptr));
-  if (n < 0) return Error{-n, std::string("reading the ring buffer: ") + std::strerror(-n)};
+  if (n < 0 && n != -EAGAIN) return Error{-n, std::string("reading the ring buffer: ") + std::strerror(-n)};
   return static_cast<size_t>(impl_->delivered - before);
 }
 
 Result<size_t> EbpfTracer::poll(int timeout_ms, const RecordFn& fn) {
   impl_->fn = &fn;
   uint64_t before = impl_->delivered;
+  impl_->budget = SIZE_MAX;
   int n = ring_buffer__poll(impl_->ring.get(), timeout_ms);
   impl_->fn = nullptr;
   if (impl_->exc) std::rethrow_exception(std::exchange(impl_->exc, nullptr));
@@ -386,7 +393,7 @@ Result<EbpfTracer> EbpfTracer::open(const EbpfConfig&) {
 }
 Result<Ok> EbpfTracer::track(pid_t) { return Error{ENOTSUP, "no eBPF support"}; }
 int EbpfTracer::poll_fd() const { return -1; }
-Result<size_t> EbpfTracer::drain(const RecordFn&) { return size_t{0}; }
+Result<size_t> EbpfTracer::drain(const RecordFn&, size_t) { return size_t{0}; }
 Result<size_t> EbpfTracer::poll(int, const RecordFn&) { return size_t{0}; }
 EbpfCounters EbpfTracer::counters() const { return {}; }
 uint64_t EbpfTracer::lost() const { return 0; }

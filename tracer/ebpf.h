@@ -88,7 +88,9 @@ class EbpfTracer {
   // how many were handed over.  A record that does not decode is counted in
   // garbled() and skipped.  An exception thrown by `fn` stops the drain and
   // propagates after the ring is left consistent.
-  Result<size_t> drain(const RecordFn& fn);
+  // At most `budget` records are taken: the rest stay for the next call
+  // (the poll fd stays readable while any are left).
+  Result<size_t> drain(const RecordFn& fn, size_t budget = SIZE_MAX);
   // Waits up to `timeout_ms` for records, then drains (for tests and tools).
   Result<size_t> poll(int timeout_ms, const RecordFn& fn);
 

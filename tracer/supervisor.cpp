@@ -45,6 +45,9 @@ enum Tag : uint64_t { kSignal = 1, kCtl, kInit, kAnswers, kTimer, kDone, kTrace,
 // Records reach the reader in batches: draining at least this often keeps
 // the trail and the process table close behind the session.
 constexpr int kTraceDrainMs = 50;
+// Records applied per turn of the loop, so that a notification arriving
+// meanwhile waits for a few of them, not for the whole ring.
+constexpr size_t kTraceBatch = 32;
 
 int severity(Decision d) {
   switch (d) {
@@ -304,11 +307,6 @@ struct Supervisor::Impl {
   void on_notification() {
     if (!listener.receive(req)) return;
     ++outcome.notifications;
-    // The tracer has recorded everything the caller did before this call
-    // (an exec is recorded before the new image runs): applied first, the
-    // process table names the argv that is asking, not its parent's.
-    // Consuming an empty ring costs two loads.
-    if (opts.tracer) (void)opts.tracer->drain([this](const TraceRecord& r) { on_trace(r); });
     Call call;
     call.id = req->id;
     call.tid = static_cast<pid_t>(req->pid);
@@ -319,6 +317,15 @@ struct Supervisor::Impl {
       return;
     }
     if (may_redirect_names(call.nr)) writable_dirs.forget();
+    // The short way needs nothing of a known process but its cwd and root,
+    // which no record in the ring changes: it goes first, and the caller
+    // does not wait for the records to be applied.
+    if (ProcessEntry* known = procs.known(call.tid); known && carried_by_kernel(call, known)) return;
+    // The tracer has recorded everything the caller did before this call
+    // (an exec is recorded before the new image runs): applied first, the
+    // process table names the argv that is asking, not its parent's.
+    // Consuming an empty ring costs two loads.
+    if (opts.tracer) (void)opts.tracer->drain([this](const TraceRecord& r) { on_trace(r); });
     ProcessEntry* pe = procs.lookup(call.tid);
     if (carried_by_kernel(call, pe)) return;
     PathContext ctx = pe && !fs_shared
@@ -535,11 +542,11 @@ struct Supervisor::Impl {
     return (dir == "/" ? "" : dir) + p.substr(slash);
   }
 
-  void drain_trace(bool ready) {
+  void drain_trace(bool ready, size_t budget = kTraceBatch) {
     int64_t t = realtime_ns();
     if (!ready && t - last_drain_ns < int64_t(kTraceDrainMs) * 1000000) return;
     last_drain_ns = t;
-    auto n = opts.tracer->drain([this](const TraceRecord& r) { on_trace(r); });
+    auto n = opts.tracer->drain([this](const TraceRecord& r) { on_trace(r); }, budget);
     (void)n;
     uint64_t lost = opts.tracer->lost();
     if (lost != reported_lost) {
@@ -973,7 +980,7 @@ struct Supervisor::Impl {
     }
     procs.poll_exits(true);
     if (opts.tracer) {
-      drain_trace(true);
+      drain_trace(true, SIZE_MAX);
       for (auto& [key, row] : pending_continue) emit(row);
       pending_continue.clear();
     }
