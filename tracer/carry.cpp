@@ -103,21 +103,24 @@ std::optional<bool> writable_below(int base, std::string_view dir_rel) {
   return !(sf.f_flags & ST_RDONLY);
 }
 
-// No entry of that name yet: an existing one may be a symlink the kernel
-// follows, or a mount point, which the long way judges.
-bool name_is_new(int base, std::string_view path) {
+// The final name is not a symlink the kernel would follow (out of the
+// directory just checked); a missing name is made in that directory, an
+// existing file is opened where it is.  A mount point there (a file bound
+// read-only onto itself) is refused by its mount.
+bool final_name_stays(int base, std::string_view path) {
   std::string rel(path);
   size_t skip = rel.find_first_not_of('/');
   struct stat st;
-  return fstatat(base, skip == std::string::npos ? "." : rel.c_str() + skip, &st, AT_SYMLINK_NOFOLLOW) != 0 &&
-         errno == ENOENT;
+  if (fstatat(base, skip == std::string::npos ? "." : rel.c_str() + skip, &st, AT_SYMLINK_NOFOLLOW) != 0)
+    return errno == ENOENT;
+  return !S_ISLNK(st.st_mode);
 }
 }  // namespace
 
 bool WritableDirs::new_name_outside_read_only_at(int dirfd, std::string_view path, bool check_final) {
   auto plain = split_plain(path);
   if (!plain || path[0] == '/') return false;
-  return writable_below(dirfd, plain->dir).value_or(false) && (!check_final || name_is_new(dirfd, path));
+  return writable_below(dirfd, plain->dir).value_or(false) && (!check_final || final_name_stays(dirfd, path));
 }
 
 bool WritableDirs::new_name_outside_read_only(PathContext& ctx, std::string_view path, bool check_final) {
@@ -146,7 +149,7 @@ bool WritableDirs::new_name_outside_read_only(PathContext& ctx, std::string_view
     if (dirs_.size() >= kMaxDirs) dirs_.clear();
     dirs_.emplace(std::move(key), writable);
   }
-  return writable && (!check_final || name_is_new(*base, path));
+  return writable && (!check_final || final_name_stays(*base, path));
 }
 
 }  // namespace cb

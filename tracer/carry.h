@@ -34,7 +34,7 @@ struct CarryShape {
   enum Kind : uint8_t { None, Create, Link } kind = None;
   int dirfd = 0;               // AT_FDCWD, or the dirfd argument
   uint64_t path = 0;           // address of the new name
-  bool check_final = false;    // the kernel may open (or follow a symlink at) an existing final name
+  bool check_final = false;    // the kernel may open an existing final name, or follow a symlink there
 };
 CarryShape carry_shape(int nr, const uint64_t args[6]);
 
@@ -54,9 +54,9 @@ std::optional<PlainPath> split_plain(std::string_view path);
 
 class WritableDirs {
  public:
-  // Whether a new entry `path` (absolute, or relative to the target's cwd)
-  // lands in a directory on a writable mount, with no symlink on the way,
-  // and (with `check_final`) no entry of that name yet.  false: ask the
+  // Whether `path` (absolute, or relative to the target's cwd) lands in a
+  // directory on a writable mount, with no symlink on the way, and (with
+  // `check_final`) no symlink at the final name either.  false: ask the
   // long way.
   bool new_name_outside_read_only(PathContext& ctx, std::string_view path, bool check_final);
   // The same for a path relative to a directory fd (the target's own,

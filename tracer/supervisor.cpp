@@ -320,14 +320,15 @@ struct Supervisor::Impl {
     // The short way needs nothing of a known process but its cwd and root,
     // which no record in the ring changes: it goes first, and the caller
     // does not wait for the records to be applied.
-    if (ProcessEntry* known = procs.known(call.tid); known && carried_by_kernel(call, known)) return;
+    ProcessEntry* known = procs.known(call.tid);
+    if (known && carried_by_kernel(call, known)) return;
     // The tracer has recorded everything the caller did before this call
     // (an exec is recorded before the new image runs): applied first, the
     // process table names the argv that is asking, not its parent's.
     // Consuming an empty ring costs two loads.
     if (opts.tracer) (void)opts.tracer->drain([this](const TraceRecord& r) { on_trace(r); });
     ProcessEntry* pe = procs.lookup(call.tid);
-    if (carried_by_kernel(call, pe)) return;
+    if (!known && carried_by_kernel(call, pe)) return;
     PathContext ctx = pe && !fs_shared
                           ? PathContext(call.tid, pe->info->pid, &pe->fs[call.tid], &pe->dirfds, name_gen,
                                         pe->pidfd.get())

@@ -470,12 +470,13 @@ TEST_F(Session, CreatesLandWhereTheirPathLeadsEvenWhenANameIsRepointed) {
       "mkdir $T/w && echo a > $T/w/a && rm -rf $T/w && ln -s $P $T/w && echo y > $T/w/y && "
       "mkdir $T/v && echo a > $T/v/a && rm -rf $T/v && ln -s $P $T/tmp && mv -T $T/tmp $T/v && "
       "(set -C; echo z > $T/v/z) && mkdir $T/v/zd && "
+      "ln -s $P/fin $T/fin && echo fin > $T/fin && echo again > $T/keep/a && "
       "echo done");
   EXPECT_NE(r.out.find("done"), std::string::npos) << r.out << r.err;
-  EXPECT_EQ(read_file(t_ + "/keep/a"), "a\n");
+  EXPECT_EQ(read_file(t_ + "/keep/a"), "again\n");
   EXPECT_EQ(read_file(t_ + "/keep/b"), "b\n");
   for (auto [name, content] : std::map<std::string, std::string>{
-           {"new", "in\n"}, {"via", "via\n"}, {"y", "y\n"}, {"z", "z\n"}})
+           {"new", "in\n"}, {"via", "via\n"}, {"y", "y\n"}, {"z", "z\n"}, {"fin", "fin\n"}})
     EXPECT_EQ(read_file(p_ + "/" + name), content) << name << " was created in the protected tree";
   struct stat st;
   EXPECT_EQ(stat((p_ + "/zd").c_str(), &st), 0);
@@ -485,7 +486,7 @@ TEST_F(Session, CreatesLandWhereTheirPathLeadsEvenWhenANameIsRepointed) {
   for (auto& e : events())
     if (e.row.ev.action == cb::Action::FileCreate && e.row.allowed && e.row.result_errno <= 0) created.insert(e.row.ev.path);
   for (const std::string& p : {t_ + "/keep", t_ + "/keep/a", t_ + "/keep/b", t_ + "/keep/sub", p_ + "/new",
-                               p_ + "/via", p_ + "/y", p_ + "/z", p_ + "/zd"})
+                               p_ + "/via", p_ + "/y", p_ + "/z", p_ + "/zd", p_ + "/fin"})
     EXPECT_TRUE(created.count(p)) << p << " is not recorded as created";
 }
 

@@ -133,8 +133,10 @@ TEST_F(CarryPrivileged, WritableDirectoriesAreToldFromReadOnlyOnesAndSymlinks) {
     // Through a symlink, through "..", an existing name, a missing directory: the long way.
     EXPECT_FALSE(w.new_name_outside_read_only(ctx, "to-ro/new", false));
     EXPECT_FALSE(w.new_name_outside_read_only(ctx, "../ro/new", false));
-    EXPECT_FALSE(w.new_name_outside_read_only(ctx, "exists", true));
+    EXPECT_TRUE(w.new_name_outside_read_only(ctx, "exists", true)) << "opened where it is";
     EXPECT_TRUE(w.new_name_outside_read_only(ctx, "exists", false)) << "O_EXCL: the kernel says EEXIST";
+    EXPECT_FALSE(w.new_name_outside_read_only(ctx, "to-ro", true)) << "a final symlink the kernel would follow";
+    EXPECT_TRUE(w.new_name_outside_read_only(ctx, "to-ro", false)) << "O_EXCL, mkdir: never followed";
     EXPECT_FALSE(w.new_name_outside_read_only(ctx, "missing/new", false));
     // Remembered by name until forgotten: a name repointed into the
     // read-only tree is seen once forget() has been called.
