@@ -345,6 +345,23 @@ struct Writer::Impl {
   Error refused_error;
 };
 
+namespace {
+// Plain "?" (numbered in order): "?NNN" makes SQLite look each number up in
+// a list, which is quadratic in the 400 parameters of a 16-row insert.
+std::string insert_events_sql(int rows) {
+  std::string v =
+      "INSERT INTO events (session, seq, ts_ns, pid, tid, proc_id, comm, action,"
+      " syscall, path, target, aliases, flags, is_dir, target_pid, decision, verdict, rule,"
+      " builtin, message, source, layer, errno, enforced, count) VALUES ";
+  for (int r = 0; r < rows; ++r) {
+    v += r ? ", (" : "(";
+    for (int c = 1; c <= kEventColumns; ++c) v += c > 1 ? ", ?" : "?";
+    v += ")";
+  }
+  return v;
+}
+}  // namespace
+
 Result<Ok> Writer::Impl::prepare() {
   auto p = [&](sql::Statement& s, const std::string& text) -> Result<Ok> {
     auto r = db.prepare(text, /*persistent=*/true);
@@ -352,27 +369,12 @@ Result<Ok> Writer::Impl::prepare() {
     s = std::move(*r);
     return Ok{};
   };
-  const std::string insert_events =
-      "INSERT INTO events (session, seq, ts_ns, pid, tid, proc_id, comm, action,"
-      " syscall, path, target, aliases, flags, is_dir, target_pid, decision, verdict, rule,"
-      " builtin, message, source, layer, errno, enforced, count) VALUES ";
-  auto values = [](int rows) {
-    std::string v;
-    for (int r = 0; r < rows; ++r) {
-      v += r ? ", (" : "(";
-      for (int c = 1; c <= kEventColumns; ++c)
-        v += (c > 1 ? ", ?" : "?") + std::to_string(r * kEventColumns + c);
-      v += ")";
-    }
-    return v;
-  };
   for (auto r : {
            p(st.insert_session,
              "INSERT INTO sessions (uuid, name, argv, cwd, uid, user, hostname, policy_files,"
              " policy_hash, started_ns, state, observe, tracer, ask_mode, supervisor_pid, boot_id)"
              " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, 'running', ?11, ?12, ?13, ?14, ?15)"),
-           p(st.insert_events, insert_events + values(kRowsPerInsert)),
-           p(st.insert_event, insert_events + values(1)),
+           p(st.insert_event, insert_events_sql(1)),
            p(st.insert_touch,
              "INSERT INTO touched_paths (path, session, first_id) VALUES (?1, ?2, ?3)"),
            // Producers are separate threads (supervisor, eBPF reader): an exec
@@ -541,7 +543,11 @@ int Writer::Impl::insert_events(const std::vector<std::pair<int64_t, const Event
   // (and no other connection writes while this transaction holds the lock),
   // so the last id tells them all.  An explicit id would cost a lookup.
   auto n = static_cast<int64_t>(group.size());
-  if (group.size() == kRowsPerInsert) {
+  // Made on the first full group: a short session never needs it, and
+  // preparing it is a good part of opening the store.
+  if (group.size() == kRowsPerInsert && !st.insert_events.is_valid())
+    if (auto r = db.prepare(insert_events_sql(kRowsPerInsert), /*persistent=*/true)) st.insert_events = std::move(*r);
+  if (group.size() == kRowsPerInsert && st.insert_events.is_valid()) {
     auto& s = st.insert_events;
     for (int k = 0; k < kRowsPerInsert; ++k)
       bind_event(s, k * kEventColumns, group[k].first, *group[k].second, aliases[k]);

@@ -63,6 +63,8 @@ void scan_dev_nodes(const std::string& dir, const std::set<dev_t>& want,
   if (!d) return;
   while (dirent* e = readdir(d)) {
     if (e->d_name[0] == '.') continue;
+    // devtmpfs says what each entry is: only block nodes need a stat.
+    if (e->d_type != DT_BLK && e->d_type != DT_UNKNOWN) continue;
     std::string p = dir + "/" + e->d_name;
     struct stat st;
     if (lstat(p.c_str(), &st)) continue;
