@@ -872,7 +872,10 @@ Result<std::unique_ptr<Writer>> Writer::open(const std::string& path) {
     return Error{0, "cannot switch " + path + " to WAL mode (is it on a network file system?)"};
   mode->reset();
   if (auto r = configure(*db); !r) return r.error();
-  for (const char* pragma : {"PRAGMA cache_size = -4096", "PRAGMA temp_store = MEMORY"})
+  // The writer appends: the pages it touches are the last of each table and
+  // index, so 2 MiB of cache commits as fast as 4 MiB did (bench_store), and
+  // the supervisor stays well under its 30 MB.
+  for (const char* pragma : {"PRAGMA cache_size = -2048", "PRAGMA temp_store = MEMORY"})
     if (auto r = db->exec(pragma); !r) return r.error();
   if (auto r = detail::ensure_schema(*db, path, /*create=*/true); !r) return r.error();
 
