@@ -46,6 +46,18 @@ CarryShape carry_shape(int nr, const uint64_t a[6]) {
   }
 }
 
+bool short_way_allowed(ActionMask kernel_carried, const CarryShape& s) {
+  constexpr ActionMask kOpenExisting = bit(Action::FileWrite) | bit(Action::FileTruncate);
+  switch (s.kind) {
+    case CarryShape::None: return false;
+    case CarryShape::Link: return kernel_carried & bit(Action::FileLink);
+    case CarryShape::Create:
+      return (kernel_carried & bit(Action::FileCreate)) &&
+             (!s.check_final || (kernel_carried & kOpenExisting) == kOpenExisting);
+  }
+  return false;
+}
+
 bool may_redirect_names(int nr) {
   switch (nr) {
     case __NR_rename: case __NR_renameat: case __NR_renameat2:

@@ -25,6 +25,8 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "policy/policy.h"
+
 namespace cb {
 
 class PathContext;
@@ -37,6 +39,13 @@ struct CarryShape {
   bool check_final = false;    // the kernel may open an existing final name, or follow a symlink there
 };
 CarryShape carry_shape(int nr, const uint64_t args[6]);
+
+// Whether a plan that leaves the refusals of `kernel_carried` to the mounts
+// lets a call of this shape take the short way at all.  Without O_EXCL the
+// name may appear between the look and the kernel's open (another thread
+// renames a file there): what the open then writes or truncates must be the
+// mounts' to refuse too.
+bool short_way_allowed(ActionMask kernel_carried, const CarryShape& s);
 
 // Syscalls after which a cached directory name may lead elsewhere: they
 // reach the supervisor, which forgets every name before answering them.
@@ -63,7 +72,6 @@ class WritableDirs {
   // duplicated here): exact by itself, so nothing is remembered.
   static bool new_name_outside_read_only_at(int dirfd, std::string_view path, bool check_final);
   void forget() { dirs_.clear(); }
-  size_t size() const { return dirs_.size(); }
 
  private:
   std::unordered_map<std::string, bool> dirs_;  // base path '\0' directory part -> writable

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tracer/carry.h"
 #include "tracer/core_btf.h"
 #include "tracer/plan.h"
 #include "tracer/session.h"
@@ -34,9 +35,7 @@ std::vector<std::string> notified_families(const FilterSpec& f) {
   add(f.creates, "mkdir");
   add(f.truncates, "truncate");
   add(f.attrs, "chmod/chown/utimes/xattr");
-  bool any_file = f.read_opens || f.write_opens || f.create_opens || f.deletes || f.renames || f.links ||
-                  f.creates || f.truncates || f.attrs;
-  add(any_file, "chattr (the FS_IOC_SETFLAGS/FSSETXATTR ioctls)");
+  add(f.any_file(), "chattr (the FS_IOC_SETFLAGS/FSSETXATTR ioctls)");
   add(f.execs, "execve");
   add(f.signals, "signals");
   add(f.net, "connect/bind");
@@ -76,12 +75,16 @@ int run_check(const std::vector<std::string>& policy_files, const std::map<std::
   // With the tracer recording, these continue as soon as the supervisor
   // has seen where they land (tracer/carry.h).
   std::vector<std::string> at_once;
-  constexpr ActionMask kOpenExisting = bit(Action::FileWrite) | bit(Action::FileTruncate);
-  if (in.ebpf && (plan.kernel_carried & bit(Action::FileCreate)))
-    at_once.emplace_back((plan.kernel_carried & kOpenExisting) == kOpenExisting
-                             ? "opens that create, mkdir and symlink outside every read-only tree"
-                             : "O_EXCL opens, mkdir and symlink outside every read-only tree");
-  if (in.ebpf && (plan.kernel_carried & bit(Action::FileLink))) at_once.emplace_back("link");
+  if (in.ebpf) {
+    auto allowed = [&](CarryShape::Kind kind, bool check_final) {
+      return short_way_allowed(plan.kernel_carried, CarryShape{kind, 0, 0, check_final});
+    };
+    if (allowed(CarryShape::Create, true))
+      at_once.emplace_back("opens that create, mkdir and symlink outside every read-only tree");
+    else if (allowed(CarryShape::Create, false))
+      at_once.emplace_back("O_EXCL opens, mkdir and symlink outside every read-only tree");
+    if (allowed(CarryShape::Link, false)) at_once.emplace_back("link");
+  }
 
   auto layer_of = [&](const Rule& r) -> std::pair<std::string, std::string> {
     for (const auto& l : plan.layers)

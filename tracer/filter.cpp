@@ -69,8 +69,7 @@ Result<FilterProgram> build_filter(const FilterSpec& s) {
   seccomp_attr_set(ctx.get(), SCMP_FLTATR_CTL_NNP, 0);  // set by the launcher itself
   seccomp_attr_set(ctx.get(), SCMP_FLTATR_CTL_OPTIMIZE, 2);
 
-bool any_file = s.read_opens || s.write_opens || s.create_opens || s.deletes || s.renames || s.links ||
-                  s.creates || s.truncates || s.attrs;
+  const bool any_file = s.any_file();
   Builder b(ctx.get());
   if (s.read_opens) {
     for (int nr : {__NR_open, __NR_openat, __NR_creat}) b.notify(nr);

@@ -36,6 +36,13 @@ struct FilterSpec {
   bool net = false;          // connect, bind
   bool cred_changes = false; // setuid family, umask: keeps the supervisor's credential cache exact
   bool io_uring_allowed = false;  // else io_uring_enter/register fail with ENOSYS in the filter
+
+  // Some file action is judged: then openat2, open_by_handle_at and the
+  // chattr ioctls are too.
+  bool any_file() const {
+    return read_opens || write_opens || create_opens || deletes || renames || links || creates || truncates ||
+           attrs;
+  }
 };
 
 struct FilterProgram {

@@ -329,10 +329,7 @@ struct Supervisor::Impl {
     if (opts.tracer) (void)opts.tracer->drain([this](const TraceRecord& r) { on_trace(r); });
     ProcessEntry* pe = procs.lookup(call.tid);
     if (!known && carried_by_kernel(call, pe)) return;
-    PathContext ctx = pe && !fs_shared
-                          ? PathContext(call.tid, pe->info->pid, &pe->fs[call.tid], &pe->dirfds, name_gen,
-                                        pe->pidfd.get())
-                          : PathContext(call.tid, pe ? pe->info->pid : call.tid);
+    PathContext ctx = context_for(call, pe);
     ClassifyEnv env;
     env.devices = &opts.protected_devices;
     env.links = opts.links;
@@ -394,38 +391,34 @@ struct Supervisor::Impl {
     finish(call, c, row, allow, pe, creds);
   }
 
+  // Resolution facts for the calling thread: its process's caches, unless
+  // some process shares its fs (then cwd and root are read afresh).
+  PathContext context_for(const Call& call, ProcessEntry* pe) {
+    if (pe && !fs_shared)
+      return PathContext(call.tid, pe->info->pid, &pe->fs[call.tid], &pe->dirfds, name_gen, pe->pidfd.get());
+    return PathContext(call.tid, pe ? pe->info->pid : call.tid);
+  }
+
   // The short way (carry.h): a create outside every read-only tree, or a
   // link, where the plan leaves every refusal of them to the mounts.  The
   // tracer records it with the kernel's result; nothing here would differ
   // from what the long way decides, records or does.
   bool carried_by_kernel(const Call& call, ProcessEntry* pe) {
-    if (!opts.tracer || opts.observe || !opts.mount_aliases.empty() || !traced(call.nr)) return false;
+    if (!opts.tracer || opts.observe || !opts.mount_aliases.empty()) return false;
     CarryShape s = carry_shape(call.nr, call.args);
-    switch (s.kind) {
-      case CarryShape::None:
+    if (!short_way_allowed(opts.kernel_carried, s) || !traced(call.nr)) return false;
+    if (s.kind == CarryShape::Create) {
+      if (!pe || fs_shared) return false;
+      auto path = TargetMemory::read_string(call.tid, s.path, PATH_MAX);
+      if (!path || path->empty()) return false;
+      PathContext ctx = context_for(call, pe);
+      if (s.dirfd != AT_FDCWD && (*path)[0] != '/') {
+        // Relative to a directory the target holds open (cp, find, tar -C):
+        // that very directory, looked at here.
+        auto dir = ctx.dirfd(s.dirfd);
+        if (!dir || !WritableDirs::new_name_outside_read_only_at(dir->get(), *path, s.check_final)) return false;
+      } else if (!writable_dirs.new_name_outside_read_only(ctx, *path, s.check_final)) {
         return false;
-      case CarryShape::Link:
-        if (!(opts.kernel_carried & bit(Action::FileLink))) return false;
-        break;
-      case CarryShape::Create: {
-        if (!(opts.kernel_carried & bit(Action::FileCreate)) || !pe || fs_shared) return false;
-        // Without O_EXCL the name may appear between our look and the
-        // kernel's open (another thread renames a file there): what the
-        // open then writes or truncates must be the mounts' to refuse too.
-        constexpr ActionMask kOpenExisting = bit(Action::FileWrite) | bit(Action::FileTruncate);
-        if (s.check_final && (opts.kernel_carried & kOpenExisting) != kOpenExisting) return false;
-        auto path = TargetMemory::read_string(call.tid, s.path, PATH_MAX);
-        if (!path || path->empty()) return false;
-        PathContext ctx(call.tid, pe->info->pid, &pe->fs[call.tid], &pe->dirfds, name_gen, pe->pidfd.get());
-        if (s.dirfd != AT_FDCWD && (*path)[0] != '/') {
-          // Relative to a directory the target holds open (cp, find, tar -C):
-          // that very directory, looked at here.
-          auto dir = ctx.dirfd(s.dirfd);
-          if (!dir || !WritableDirs::new_name_outside_read_only_at(dir->get(), *path, s.check_final)) return false;
-        } else if (!writable_dirs.new_name_outside_read_only(ctx, *path, s.check_final)) {
-          return false;
-        }
-        break;
       }
     }
     ++outcome.kernel_carried;

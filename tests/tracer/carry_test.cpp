@@ -50,6 +50,19 @@ TEST(Carry, ShapesOfTheCallsThatCreateAName) {
     EXPECT_EQ(carry_shape(nr, a).kind, CarryShape::None) << nr;
 }
 
+TEST(Carry, ThePlanSaysWhichShapesMayTakeTheShortWay) {
+  const ActionMask create = bit(Action::FileCreate);
+  const ActionMask existing = bit(Action::FileWrite) | bit(Action::FileTruncate);
+  CarryShape excl{CarryShape::Create, AT_FDCWD, 1, false}, plain{CarryShape::Create, AT_FDCWD, 1, true};
+  EXPECT_TRUE(short_way_allowed(create, excl));
+  EXPECT_FALSE(short_way_allowed(create, plain)) << "an existing file's write is the supervisor's to refuse";
+  EXPECT_TRUE(short_way_allowed(create | existing, plain));
+  EXPECT_FALSE(short_way_allowed(existing, excl));
+  EXPECT_TRUE(short_way_allowed(bit(Action::FileLink), CarryShape{CarryShape::Link}));
+  EXPECT_FALSE(short_way_allowed(create | existing, CarryShape{CarryShape::Link}));
+  EXPECT_FALSE(short_way_allowed(~ActionMask{0}, CarryShape{}));
+}
+
 TEST(Carry, NamesThatMayLeadElsewhereAreForgottenAfter) {
   for (int nr : {__NR_rename, __NR_renameat2, __NR_symlink, __NR_symlinkat, __NR_mount, __NR_move_mount,
                  __NR_chroot, __NR_unshare})
