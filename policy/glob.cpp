@@ -1,5 +1,9 @@
 #include "policy/glob.h"
 
+#include <string.h>
+
+#include <algorithm>
+#include <functional>
 #include <optional>
 
 namespace cb {
@@ -278,8 +282,41 @@ Result<Glob> Glob::compile(std::string_view pattern) {
     } else {
       alt.exact = true;
     }
+    const auto& segs = alt.segments;
+    if (segs.size() == 3 && segs[0].globstar && segs[1].literal && segs[2].globstar) {
+      g.any_component_.push_back(segs[1].bytes);
+      continue;
+    }
+    if (!alt.exact) {
+      // Cheap necessary conditions, so that most paths are turned away
+      // without walking their components: the last segment's literal tail
+      // ends every match, and every literal run past the prefix lies
+      // somewhere in it.
+      if (!segs.back().globstar)
+        for (auto t = segs.back().tokens.rbegin(); t != segs.back().tokens.rend(); ++t) {
+          if (t->kind != Token::Byte) break;
+          alt.suffix.insert(alt.suffix.begin(), static_cast<char>(t->byte));
+        }
+      for (size_t i = s; i < segs.size(); ++i) {
+        if (segs[i].globstar) continue;
+        std::string run;
+        bool head = i == s;  // segment s's leading run is in the prefix already
+        for (const auto& t : segs[i].tokens) {
+          if (t.kind == Token::Byte) {
+            if (!head) run += static_cast<char>(t.byte);
+            continue;
+          }
+          head = false;
+          if (run.size() > alt.needle.size()) alt.needle = run;
+          run.clear();
+        }
+        if (run.size() > alt.needle.size()) alt.needle = run;
+      }
+      if (alt.needle == alt.suffix) alt.needle.clear();
+    }
     g.compiled_.push_back(std::move(alt));
   }
+  std::sort(g.any_component_.begin(), g.any_component_.end());
   return g;
 }
 
@@ -344,12 +381,26 @@ bool Glob::match_alternative(const Alternative& alt, std::string_view path) cons
 }
 
 bool Glob::match(std::string_view path) const {
+  if (!any_component_.empty()) {
+    for (size_t s = 0; s <= path.size();) {
+      size_t e = path.find('/', s);
+      if (e == npos) e = path.size();
+      if (std::binary_search(any_component_.begin(), any_component_.end(),
+                             path.substr(s, e - s), std::less<>()))
+        return true;
+      s = e + 1;
+    }
+  }
   for (const auto& alt : compiled_) {
-    if (path.substr(0, alt.prefix.size()) != alt.prefix) continue;
+    if (!path.starts_with(alt.prefix)) continue;
     if (alt.exact) {
       if (path.size() == alt.prefix.size()) return true;
       continue;
     }
+    if (!path.ends_with(alt.suffix)) continue;
+    if (!alt.needle.empty() &&
+        !memmem(path.data(), path.size(), alt.needle.data(), alt.needle.size()))
+      continue;
     if (match_alternative(alt, path)) return true;
   }
   return false;

@@ -61,6 +61,8 @@ class Glob {
   };
   struct Alternative {
     std::string prefix;  // every match starts with these bytes
+    std::string suffix;  // ... and ends with these
+    std::string needle;  // ... and holds these somewhere (a literal run)
     bool exact = false;  // no wildcard at all: the path must equal `prefix`
     std::vector<Segment> segments;
   };
@@ -74,6 +76,10 @@ class Glob {
   bool whole_tree_ = false;
   std::vector<std::string> alts_;  // brace-expanded patterns
   std::vector<Alternative> compiled_;
+  // Alternatives of the form "**/name/**" (a path with a component equal to
+  // name), sorted: one pass over the path's components answers them all,
+  // which is what "**/{build,dist,node_modules,...}/**" needs.
+  std::vector<std::string> any_component_;
   std::vector<ByteSet> sets_;
 };
 

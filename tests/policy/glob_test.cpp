@@ -3,7 +3,11 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdint>
+#include <iterator>
 #include <string>
+#include <string_view>
+#include <vector>
 
 namespace cb {
 namespace {
@@ -194,6 +198,115 @@ TEST(Glob, NoExponentialBacktracking) {
                                                                   start)
                 .count();
   EXPECT_LT(ms, 500);
+}
+
+// An obviously correct (and slow) matcher for brace-free patterns, to check
+// the compiled one and its shortcuts (literal prefix, suffix and runs, the
+// "**/name/**" component index) against.
+bool ref_segment(std::string_view p, std::string_view c) {
+  if (p.empty()) return c.empty();
+  if (p[0] == '*') {
+    for (size_t k = 0; k <= c.size(); ++k)
+      if (ref_segment(p.substr(1), c.substr(k))) return true;
+    return false;
+  }
+  if (c.empty()) return false;
+  if (p[0] == '?') return ref_segment(p.substr(1), c.substr(1));
+  if (p[0] == '[') {
+    size_t k = 1;
+    bool negate = p[k] == '!';
+    if (negate) ++k;
+    bool in = false;
+    for (bool first = true; first || p[k] != ']'; first = false, ++k) in |= p[k] == c[0];
+    if (in == negate) return false;
+    return ref_segment(p.substr(k + 1), c.substr(1));
+  }
+  if (p[0] == '\\') p.remove_prefix(1);
+  return p[0] == c[0] && ref_segment(p.substr(1), c.substr(1));
+}
+
+bool ref_match(const std::vector<std::string>& segs, size_t i,
+               const std::vector<std::string_view>& comps, size_t j) {
+  if (i == segs.size()) return j == comps.size();
+  if (segs[i] == "**") {
+    for (size_t k = j; k <= comps.size(); ++k)
+      if (ref_match(segs, i + 1, comps, k)) return true;
+    return false;
+  }
+  return j < comps.size() && ref_segment(segs[i], comps[j]) &&
+         ref_match(segs, i + 1, comps, j + 1);
+}
+
+std::vector<std::string_view> split(std::string_view s) {
+  std::vector<std::string_view> out;
+  for (size_t a = 0;;) {
+    size_t b = s.find('/', a);
+    out.push_back(s.substr(a, b == std::string_view::npos ? s.npos : b - a));
+    if (b == std::string_view::npos) return out;
+    a = b + 1;
+  }
+}
+
+TEST(Glob, AgreesWithAPlainMatcherOnGeneratedPatternsAndPaths) {
+  const char* pieces[] = {"**", "*", "a", "b", "ab", ".git", "*.o", "a*", "*b", "a?",
+                          "[ab]", "[!a]x", "\\*", "build", "x.o", "a*b*", ""};
+  const char* names[] = {"", "a", "b", "ab", ".git", "build", "x.o", "o", "ba", "*",
+                         "bx", "aab", "a.o"};
+  uint64_t seed = 12345;
+  auto next = [&seed](uint64_t n) {
+    seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (seed >> 33) % n;
+  };
+  int checked = 0, matched = 0;
+  for (int round = 0; round < 4000; ++round) {
+    std::string pattern;
+    std::vector<std::string> segs;
+    if (next(2)) {
+      pattern = "/";
+      segs.push_back("");
+    }
+    size_t n = 1 + next(4);
+    for (size_t k = 0; k < n; ++k) {
+      std::string piece = pieces[next(std::size(pieces))];
+      if (k > 0) pattern += '/';
+      pattern += piece;
+      segs.push_back(piece);
+    }
+    if (pattern.empty()) continue;
+    auto g = Glob::compile(pattern);
+    ASSERT_TRUE(g.ok()) << pattern;
+    for (int q = 0; q < 30; ++q) {
+      std::string path = next(2) ? "/" : "";
+      size_t m = next(6);
+      for (size_t k = 0; k < m; ++k) {
+        if (k > 0) path += '/';
+        path += names[next(std::size(names))];
+      }
+      // Split the pattern the way its text reads: a leading '/' makes an
+      // empty first segment, as it makes an empty first component.
+      bool want = ref_match(segs, 0, split(path), 0);
+      ASSERT_EQ(g.value().match(path), want) << "pattern " << pattern << " path " << path;
+      ++checked;
+      matched += want;
+    }
+  }
+  // Enough of both answers that neither side is vacuous.
+  EXPECT_GT(checked, 100000);
+  EXPECT_GT(matched, checked / 50);
+}
+
+TEST(Glob, ManyComponentAlternativesAnswerAsTheirExpansion) {
+  Glob g = compile_ok("**/{build,dist,node_modules,*.egg-info,bazel-*}/**");
+  EXPECT_TRUE(g.match("/p/build/x.o"));
+  EXPECT_TRUE(g.match("/p/build"));
+  EXPECT_TRUE(g.match("build"));
+  EXPECT_TRUE(g.match("/p/q/node_modules/a/b"));
+  EXPECT_TRUE(g.match("/p/foo.egg-info/PKG-INFO"));
+  EXPECT_TRUE(g.match("/p/bazel-out/k8"));
+  EXPECT_FALSE(g.match("/p/builds/x.o"));
+  EXPECT_FALSE(g.match("/p/rebuild/x.o"));
+  EXPECT_FALSE(g.match("/p/src/x.c"));
+  EXPECT_FALSE(g.match("/p/dist.tar"));
 }
 
 }  // namespace
