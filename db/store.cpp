@@ -852,7 +852,7 @@ Writer::~Writer() {
   impl_->thread.join();
 }
 
-Result<std::unique_ptr<Writer>> Writer::open(const std::string& path) {
+Result<Ok> Writer::create_files(const std::string& path) {
   if (auto slash = path.find_last_of('/'); slash != std::string::npos && slash > 0) {
     std::string dir = path.substr(0, slash);
     if (int e = mkdir_parents(dir); e != 0)
@@ -862,10 +862,44 @@ Result<std::unique_ptr<Writer>> Writer::open(const std::string& path) {
   // byte: SQLite gives -wal and -shm the same mode.
   int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
   if (fd < 0) return Error::from_errno("cannot open " + path);
+  // Companions are made only beside a new file or an audit database (by
+  // its header: the magic, and user_version at offset 60); whatever else
+  // the file is, open() says so and nothing is left beside it.
+  unsigned char head[64] = {};
+  ssize_t got = ::pread(fd, head, sizeof head, 0);
   ::close(fd);
+  if (got > 0) {
+    uint32_t version = uint32_t{head[60]} << 24 | uint32_t{head[61]} << 16 | uint32_t{head[62]} << 8 | head[63];
+    bool ours = got == sizeof head && memcmp(head, "SQLite format 3", 16) == 0 &&
+                (version == 0 || version == kSchemaVersion);
+    if (!ours) return Ok{};
+  }
+  // Empty -wal and -shm files are what SQLite makes of them anyway, and an
+  // empty rollback journal is never hot (never played back into the
+  // database).  Made by SQLite they would come and go with its connections.
+  for (const char* suffix : {"-wal", "-shm", "-journal"}) {
+    std::string f = path + suffix;
+    int cfd = ::open(f.c_str(), O_RDONLY | O_CREAT | O_CLOEXEC, 0600);
+    if (cfd < 0) return Error::from_errno("cannot create " + f);
+    ::close(cfd);
+  }
+  return Ok{};
+}
 
+Result<std::unique_ptr<Writer>> Writer::open(const std::string& path) {
+  if (auto r = create_files(path); !r) return r.error();
+
+  struct stat st;
+  bool fresh = ::stat(path.c_str(), &st) == 0 && st.st_size == 0;
   auto db = sql::Database::open(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
   if (!db) return db.error();
+  // A fresh file's switch to WAL writes its first page under a rollback
+  // journal, which SQLite would create and then delete beside it, racing a
+  // session that guards the (empty) -journal by path while this opens.  An
+  // in-memory journal does it with no file and one fsync; an empty
+  // database has nothing a torn first page could lose.
+  if (fresh)
+    if (auto r = db->exec("PRAGMA journal_mode = MEMORY"); !r) return r.error();
   auto mode = db->prepare("PRAGMA journal_mode = WAL");
   if (!mode) return mode.error();
   if (!mode->step() || mode->column_bytes(0) != "wal")

@@ -123,6 +123,11 @@ class Writer {
   // the schema.  Also marks sessions whose supervisor is gone (same boot,
   // pid not running cottonbox; or another boot) as aborted.
   static Result<std::unique_ptr<Writer>> open(const std::string& path);
+  // What open() makes first, alone: the directory and the empty, private
+  // database file, and the -wal, -shm and -journal files beside it.  A
+  // session calls it before planning (its mounts guard these files by path)
+  // and lets open() build the rest while it launches.
+  static Result<Ok> create_files(const std::string& path);
   ~Writer();  // commits everything queued, stops the thread
   Writer(const Writer&) = delete;
   Writer& operator=(const Writer&) = delete;

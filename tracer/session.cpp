@@ -169,8 +169,20 @@ int run_session(const RunOptions& o) {
   for (auto& f : files) f = absolute(f);
   std::string db_path = absolute(o.db.empty() ? db::default_db_path() : o.db);
 
-  // The three slow starts overlap: the store (schema check, statements),
-  // the eBPF tracer (loading and verifying its programs) and the policy.
+  // The database and its companions exist before the mounts are planned, so
+  // that the session cannot touch them.  A rollback journal made next to the
+  // database would be played back into it by the next reader (a hot
+  // journal); an empty one is never hot, and read-only in the session like
+  // the database itself, the kernel refuses to create or fill it.  It stays
+  // (a session running beside this one may rely on its mount).
+  if (auto made = db::Writer::create_files(db_path); !made) {
+    std::cerr << "cottonbox: cannot open the audit database " << db_path << ": " << made.error().message << "\n";
+    return 125;
+  }
+  // The slow starts overlap: the store (schema check, statements) opens
+  // while the policy loads, the eBPF tracer loads and verifies its programs,
+  // and the session is planned and made ready.  Nothing of the command runs
+  // before the store is open.
   auto writer_f = std::async(std::launch::async, [db_path] { return db::Writer::open(db_path); });
   bool want_ebpf = o.tracer != "seccomp";
   bool want_seccomp = o.tracer != "ebpf";
@@ -190,7 +202,6 @@ int run_session(const RunOptions& o) {
     }
   }
   auto policy = load_policies(files, o.vars);
-  auto writer = writer_f.get();
   auto await_tracer = [&]() -> std::optional<EbpfTracer> {
     if (!tracer_f.valid()) return std::nullopt;
     auto t = tracer_f.get();
@@ -199,10 +210,6 @@ int run_session(const RunOptions& o) {
     return std::nullopt;
   };
   if (!policy) return 125;
-  if (!writer) {
-    std::cerr << "cottonbox: cannot open the audit database " << db_path << ": " << writer.error().message << "\n";
-    return 125;
-  }
   bool root = getuid() == 0;
   std::string runtime = getenv_or("XDG_RUNTIME_DIR", "");
   std::vector<std::string> hidden;
@@ -218,15 +225,6 @@ int run_session(const RunOptions& o) {
   if (struct stat st; stat(core_btf_dir().c_str(), &st) == 0 && S_ISDIR(st.st_mode))
     hidden.push_back(core_btf_dir());
 
-  // The database and its companions exist before the mounts are planned, so
-  // that the session cannot touch them.  A rollback journal made next to the
-  // database would be played back into it by the next reader (a hot
-  // journal); an empty one is never hot, and read-only in the session like
-  // the database itself, the kernel refuses to create or fill it.  It stays
-  // (a session running beside this one may rely on its mount).  Empty -wal
-  // and -shm files are what SQLite makes of them anyway.
-  for (const char* suffix : {"-wal", "-shm", "-journal"})
-    if (int fd = open((db_path + suffix).c_str(), O_RDONLY | O_CREAT | O_CLOEXEC, 0600); fd >= 0) close(fd);
   SelfProtection sp;
   for (const char* suffix : {"", "-wal", "-shm", "-journal"}) sp.protected_files.push_back(db_path + suffix);
   for (auto& f : files) sp.protected_files.push_back(f);
@@ -322,6 +320,14 @@ int run_session(const RunOptions& o) {
   if (expect_tracer && !ebpf_possible && want_seccomp) {
     launcher.reset();
     std::tie(plan, launcher) = make_ready(false);
+  }
+
+  auto writer = writer_f.get();
+  if (!writer) {
+    std::cerr << "cottonbox: cannot open the audit database " << db_path << ": " << writer.error().message << "\n";
+    launcher.reset();
+    if (!blocker.empty()) unlink(blocker.c_str());
+    return 125;
   }
 
   // Start the session row.

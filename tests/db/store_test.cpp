@@ -605,6 +605,22 @@ TEST_F(StoreTest, AnotherProgramsDatabaseIsLeftAlone) {
   ASSERT_FALSE(r);
 }
 
+TEST_F(StoreTest, NothingIsMadeBesideAFileThatIsNoDatabase) {
+  std::filesystem::create_directories(dir.path() + "/data/cottonbox");
+  {
+    FILE* f = fopen(path.c_str(), "w");
+    ASSERT_TRUE(f);
+    fputs("somebody's notes, long enough to fill an SQLite header and more besides ...\n", f);
+    fclose(f);
+  }
+  ASSERT_TRUE(Writer::create_files(path));
+  for (const char* suffix : {"-wal", "-shm", "-journal"})
+    EXPECT_FALSE(std::filesystem::exists(path + suffix)) << suffix;
+  auto w = Writer::open(path);
+  ASSERT_FALSE(w);
+  EXPECT_NE(w.error().message.find("not a database"), std::string::npos) << w.error().message;
+}
+
 TEST_F(StoreTest, ReaderOnAMissingFileSaysSo) {
   auto r = Reader::open(path);
   ASSERT_FALSE(r);
@@ -638,6 +654,40 @@ TEST_F(StoreTest, WalFilesPersistAfterTheWriterCloses) {
   ASSERT_TRUE(open_reader(path));
   EXPECT_TRUE(std::filesystem::exists(path + "-wal"));
   EXPECT_TRUE(std::filesystem::exists(path + "-shm"));
+}
+
+// A session guards the database's companions by path from before the store
+// opens (it opens while the session launches), so opening must keep the
+// very files create_files() made: SQLite's first write to a fresh database
+// would otherwise create a rollback journal and delete it.
+TEST_F(StoreTest, OpeningAFreshDatabaseKeepsTheCompanionsMadeBeforeIt) {
+  ASSERT_TRUE(Writer::create_files(path));
+  std::map<std::string, ino_t> inode;
+  for (const char* suffix : {"", "-wal", "-shm", "-journal"}) {
+    struct stat st;
+    ASSERT_EQ(stat((path + suffix).c_str(), &st), 0) << suffix;
+    EXPECT_EQ(st.st_mode & 0777, 0600u) << suffix;
+    EXPECT_EQ(st.st_size, 0) << suffix;
+    inode[suffix] = st.st_ino;
+  }
+  {
+    auto w = open_writer(path);
+    ASSERT_TRUE(w);
+    int64_t sid = *w->begin_session(session_start());
+    w->add_event(sid, event(1, Action::FileDelete, "/x"));
+    ASSERT_TRUE(w->flush());
+  }
+  for (const char* suffix : {"", "-wal", "-shm", "-journal"}) {
+    struct stat st;
+    ASSERT_EQ(stat((path + suffix).c_str(), &st), 0) << suffix;
+    EXPECT_EQ(st.st_ino, inode[suffix]) << suffix << " was replaced";
+  }
+  struct stat journal;
+  ASSERT_EQ(stat((path + "-journal").c_str(), &journal), 0);
+  EXPECT_EQ(journal.st_size, 0);
+  auto r = open_reader(path);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->sessions().value().size(), 1u);
 }
 
 TEST_F(StoreTest, AFailingDiskLosesNothingAndIsRetried) {
