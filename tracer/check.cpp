@@ -31,7 +31,8 @@ std::vector<std::string> notified_families(const FilterSpec& f) {
   add(!f.read_opens && !f.write_opens && f.create_opens, "opens that create");
   add(f.deletes, "unlink/rmdir");
   add(f.renames, "rename");
-  add(f.links, "link/symlink");
+  add(f.hard_links, "link");
+  add(f.symlinks, "symlink");
   add(f.creates, "mkdir");
   add(f.truncates, "truncate");
   add(f.attrs, "chmod/chown/utimes/xattr");
@@ -83,7 +84,6 @@ int run_check(const std::vector<std::string>& policy_files, const std::map<std::
       at_once.emplace_back("opens that create, mkdir and symlink outside every read-only tree");
     else if (allowed(CarryShape::Create, false))
       at_once.emplace_back("O_EXCL opens, mkdir and symlink outside every read-only tree");
-    if (allowed(CarryShape::Link, false)) at_once.emplace_back("link");
   }
 
   auto layer_of = [&](const Rule& r) -> std::pair<std::string, std::string> {

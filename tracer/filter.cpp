@@ -94,8 +94,10 @@ Result<FilterProgram> build_filter(const FilterSpec& s) {
     for (int nr : {__NR_unlink, __NR_unlinkat, __NR_rmdir}) b.notify(nr);
   if (s.renames)
     for (int nr : {__NR_rename, __NR_renameat, __NR_renameat2}) b.notify(nr);
-  if (s.links)
-    for (int nr : {__NR_link, __NR_linkat, __NR_symlink, __NR_symlinkat}) b.notify(nr);
+  if (s.hard_links)
+    for (int nr : {__NR_link, __NR_linkat}) b.notify(nr);
+  if (s.symlinks)
+    for (int nr : {__NR_symlink, __NR_symlinkat}) b.notify(nr);
   if (s.creates)
     for (int nr : {__NR_mkdir, __NR_mkdirat}) b.notify(nr);
   // Device nodes are always judged: a new node for a disk that holds

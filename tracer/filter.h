@@ -27,7 +27,8 @@ struct FilterSpec {
   bool read_opens = false;   // every open (a rule decides file.read)
   bool deletes = false;      // unlink, unlinkat, rmdir
   bool renames = false;      // rename, renameat, renameat2
-  bool links = false;        // link, linkat, symlink, symlinkat
+  bool hard_links = false;   // link, linkat
+  bool symlinks = false;     // symlink, symlinkat
   bool creates = false;      // mkdir, mkdirat, mknod, mknodat
   bool truncates = false;    // truncate
   bool attrs = false;        // chmod/chown/utime/xattr families
@@ -40,7 +41,8 @@ struct FilterSpec {
   // Some file action is judged: then openat2, open_by_handle_at and the
   // chattr ioctls are too.
   bool any_file() const {
-    return read_opens || write_opens || create_opens || deletes || renames || links || creates || truncates ||
+    return read_opens || write_opens || create_opens || deletes || renames || hard_links || symlinks || creates ||
+           truncates ||
            attrs;
   }
 };

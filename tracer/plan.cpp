@@ -15,6 +15,7 @@
 #include <set>
 #include <sstream>
 
+#include "tracer/carry.h"
 #include "tracer/paths.h"
 
 namespace cb {
@@ -519,7 +520,7 @@ Plan make_plan(const Policy& p, const PlanInput& in) {
   // Renames are always judged: renaming an ancestor moves protected trees
   // (and the audit database) away, which no mount can prevent.
   f.renames = true;
-  f.links = notify & (bit(Action::FileLink) | bit(Action::FileWrite) | bit(Action::FileTruncate));
+  f.hard_links = f.symlinks = notify & (bit(Action::FileLink) | bit(Action::FileWrite) | bit(Action::FileTruncate));
   f.creates = notify & bit(Action::FileCreate);
   f.truncates = notify & bit(Action::FileTruncate);
   f.attrs = notify & bit(Action::FileAttr);
@@ -539,8 +540,15 @@ Plan make_plan(const Policy& p, const PlanInput& in) {
   if (ro_allows_create) {
     f.create_opens = true;
     f.creates = true;
-    f.links = true;
+    f.hard_links = f.symlinks = true;
   }
+  // With the tracer recording them, hard links need no round trip where
+  // the mounts answer them wholly: the supervisor would only let them
+  // continue (tracer/carry.h), and the tracer's record is their row.
+  // Symlinks stay: a new one may repoint a name the short way remembers.
+  if (in.ebpf && !in.observe && plan.alias_of.empty() &&
+      short_way_allowed(plan.kernel_carried, CarryShape{CarryShape::Link, 0, 0, false}))
+    f.hard_links = false;
   if (!plan.inodes.empty() || !plan.link_trees.empty()) {
     // Writes through another name of a protected file reach no protected
     // path (nor a read-only mount): judge them by inode.
