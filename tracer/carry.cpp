@@ -24,6 +24,7 @@ CarryShape create_open(int dirfd, uint64_t path, uint64_t flags) {
   s.kind = CarryShape::Create;
   s.dirfd = dirfd;
   s.path = path;
+  s.flags = flags;
   // O_EXCL never follows a final symlink, and fails on any existing name.
   s.check_final = !(flags & O_EXCL);
   return s;
@@ -36,8 +37,8 @@ CarryShape carry_shape(int nr, const uint64_t a[6]) {
     case __NR_open: return create_open(AT_FDCWD, a[0], static_cast<uint32_t>(a[1]));
     case __NR_openat: return create_open(static_cast<int>(a[0]), a[1], static_cast<uint32_t>(a[2]));
     case __NR_creat: return create_open(AT_FDCWD, a[0], O_CREAT | O_WRONLY | O_TRUNC);
-    case __NR_mkdir: s = {CarryShape::Create, AT_FDCWD, a[0], false}; return s;
-    case __NR_mkdirat: s = {CarryShape::Create, static_cast<int>(a[0]), a[1], false}; return s;
+    case __NR_mkdir: s = {CarryShape::Create, AT_FDCWD, a[0], false, a[1]}; return s;
+    case __NR_mkdirat: s = {CarryShape::Create, static_cast<int>(a[0]), a[1], false, a[2]}; return s;
     case __NR_symlink: s = {CarryShape::Create, AT_FDCWD, a[1], false}; return s;
     case __NR_symlinkat: s = {CarryShape::Create, static_cast<int>(a[1]), a[2], false}; return s;
     case __NR_link:
@@ -119,12 +120,15 @@ std::optional<bool> writable_below(int base, std::string_view dir_rel) {
 // directory just checked); a missing name is made in that directory, an
 // existing file is opened where it is.  A mount point there (a file bound
 // read-only onto itself) is refused by its mount.
-bool final_name_stays(int base, std::string_view path) {
+bool final_name_stays(int base, std::string_view path, mode_t* final_mode = nullptr) {
   std::string rel(path);
   size_t skip = rel.find_first_not_of('/');
   struct stat st;
-  if (fstatat(base, skip == std::string::npos ? "." : rel.c_str() + skip, &st, AT_SYMLINK_NOFOLLOW) != 0)
+  if (fstatat(base, skip == std::string::npos ? "." : rel.c_str() + skip, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+    if (final_mode) *final_mode = 0;
     return errno == ENOENT;
+  }
+  if (final_mode) *final_mode = st.st_mode;
   return !S_ISLNK(st.st_mode);
 }
 }  // namespace
@@ -135,7 +139,8 @@ bool WritableDirs::new_name_outside_read_only_at(int dirfd, std::string_view pat
   return writable_below(dirfd, plain->dir).value_or(false) && (!check_final || final_name_stays(dirfd, path));
 }
 
-bool WritableDirs::new_name_outside_read_only(PathContext& ctx, std::string_view path, bool check_final) {
+bool WritableDirs::new_name_outside_read_only(PathContext& ctx, std::string_view path, bool check_final,
+                                              mode_t* final_mode) {
   auto plain = split_plain(path);
   if (!plain) return false;
   bool absolute = path[0] == '/';
@@ -161,7 +166,7 @@ bool WritableDirs::new_name_outside_read_only(PathContext& ctx, std::string_view
     if (dirs_.size() >= kMaxDirs) dirs_.clear();
     dirs_.emplace(std::move(key), writable);
   }
-  return writable && (!check_final || final_name_stays(*base, path));
+  return writable && (!check_final || final_name_stays(*base, path, final_mode));
 }
 
 }  // namespace cb

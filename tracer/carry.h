@@ -19,6 +19,8 @@
 // the call with EROFS, which fails closed.
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -37,6 +39,7 @@ struct CarryShape {
   int dirfd = 0;               // AT_FDCWD, or the dirfd argument
   uint64_t path = 0;           // address of the new name
   bool check_final = false;    // the kernel may open an existing final name, or follow a symlink there
+  uint64_t flags = 0;          // an open's flags; mkdir's mode
 };
 CarryShape carry_shape(int nr, const uint64_t args[6]);
 
@@ -67,7 +70,10 @@ class WritableDirs {
   // directory on a writable mount, with no symlink on the way, and (with
   // `check_final`) no symlink at the final name either.  false: ask the
   // long way.
-  bool new_name_outside_read_only(PathContext& ctx, std::string_view path, bool check_final);
+  // With `check_final`, *final_mode (if given) is the final name's st_mode
+  // when looked at, 0 if it was not there.
+  bool new_name_outside_read_only(PathContext& ctx, std::string_view path, bool check_final,
+                                  mode_t* final_mode = nullptr);
   // The same for a path relative to a directory fd (the target's own,
   // duplicated here): exact by itself, so nothing is remembered.
   static bool new_name_outside_read_only_at(int dirfd, std::string_view path, bool check_final);

@@ -404,26 +404,81 @@ struct Supervisor::Impl {
   // tracer records it with the kernel's result; nothing here would differ
   // from what the long way decides, records or does.
   bool carried_by_kernel(const Call& call, ProcessEntry* pe) {
-    if (!opts.tracer || opts.observe || !opts.mount_aliases.empty()) return false;
+    if (opts.observe || !opts.mount_aliases.empty()) return false;
     CarryShape s = carry_shape(call.nr, call.args);
-    if (!short_way_allowed(opts.kernel_carried, s) || !traced(call.nr)) return false;
+    if (!short_way_allowed(opts.kernel_carried, s)) return false;
+    // With the tracer, its record of the call (with the kernel's result) is
+    // the row.  Without it the row is written here, from what the look saw,
+    // like the long way's rows of calls the kernel carries out: for creates
+    // relative to the cwd or the root, whose paths are known here.
+    bool recorded = opts.tracer && traced(call.nr);
+    if (!recorded && (opts.tracer || s.kind != CarryShape::Create || call.nr == __NR_symlink ||
+                      call.nr == __NR_symlinkat))
+      return false;
+    std::optional<db::EventRow> row;
     if (s.kind == CarryShape::Create) {
       if (!pe || fs_shared) return false;
       auto path = TargetMemory::read_string(call.tid, s.path, PATH_MAX);
       if (!path || path->empty()) return false;
       PathContext ctx = context_for(call, pe);
+      mode_t final_mode = 0;
       if (s.dirfd != AT_FDCWD && (*path)[0] != '/') {
+        if (!recorded) return false;
         // Relative to a directory the target holds open (cp, find, tar -C):
         // that very directory, looked at here.
         auto dir = ctx.dirfd(s.dirfd);
         if (!dir || !WritableDirs::new_name_outside_read_only_at(dir->get(), *path, s.check_final)) return false;
-      } else if (!writable_dirs.new_name_outside_read_only(ctx, *path, s.check_final)) {
+      } else if (!writable_dirs.new_name_outside_read_only(ctx, *path, s.check_final, &final_mode)) {
         return false;
+      }
+      if (!recorded) {
+        row = short_way_row(call, pe, ctx, s, *path, final_mode);
+        if (!row) return false;
       }
     }
     ++outcome.kernel_carried;
     listener.respond_continue(call.id);
+    if (row) emit(*row);
     return true;
+  }
+
+  // The row of a create the kernel carries out, without the tracer: named
+  // as the long way names it (an existing file opened is written or
+  // truncated, not made), with the path the look followed.  None when the
+  // policy says anything but allow or log: then the long way judges it.
+  std::optional<db::EventRow> short_way_row(const Call& call, ProcessEntry* pe, PathContext& ctx,
+                                            const CarryShape& s, const std::string& path, mode_t final_mode) {
+    bool absolute = path[0] == '/';
+    auto base = absolute ? ctx.root_path() : ctx.cwd_path();
+    if (!base || base->empty() || (absolute && *base != "/")) return std::nullopt;
+    db::EventRow row;
+    Event& ev = row.ev;
+    bool open = call.nr == __NR_open || call.nr == __NR_openat || call.nr == __NR_creat;
+    int acc = static_cast<int>(s.flags & O_ACCMODE);
+    bool write = acc == O_WRONLY || acc == O_RDWR;
+    if (!open || !final_mode) ev.action = Action::FileCreate;
+    else if (write && (s.flags & O_TRUNC) && S_ISREG(final_mode)) ev.action = Action::FileTruncate;
+    else if (write) ev.action = Action::FileWrite;
+    else ev.action = Action::FileRead;
+    ev.path = absolute ? join_path("/", path) : join_path(*base, path);
+    ev.is_dir = !open;
+    ev.flags = s.flags;
+    ev.pid = pe->info->pid;
+    ev.tid = call.tid;
+    ev.syscall_nr = call.nr;
+    ev.syscall = std::string(syscall_name(call.nr));
+    ev.source = Source::Seccomp;
+    ev.proc = pe->info;
+    ev.ts_ns = realtime_ns();
+    ev.proc_deletes = pe->deletes;
+    row.verdict = decide(*opts.policy, ev);
+    if (row.verdict.decision != Decision::Allow && row.verdict.decision != Decision::Log) return std::nullopt;
+    row.seq = ++seq;
+    row.enforced = true;
+    row.layer = Layer::Notify;
+    row.allowed = true;
+    row.result_errno = -1;  // the kernel's, after this answer
+    return row;
   }
 
   // Carries out or refuses, answers, records.

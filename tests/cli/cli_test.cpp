@@ -494,6 +494,18 @@ TEST_F(Session, CreatesLandWhereTheirPathLeadsEvenWhenANameIsRepointed) {
     EXPECT_TRUE(created.count(p)) << p << " is not recorded as created";
 }
 
+TEST_F(Session, OpensThatMayCreateAreNamedByWhatTheyDid) {
+  // However the open reaches the trail (the tracer's record, the short way's
+  // row without it, the long way), making a file, emptying it and appending
+  // to it are three different things.
+  Outcome r = supervised("echo a > $T/e && echo b > $T/e && echo c >> $T/e && echo done");
+  EXPECT_NE(r.out.find("done"), std::string::npos) << r.out << r.err;
+  std::vector<cb::Action> actions;
+  for (auto& e : events())
+    if (e.row.ev.path == t_ + "/e") actions.push_back(e.row.ev.action);
+  EXPECT_EQ(actions, (std::vector<cb::Action>{cb::Action::FileCreate, cb::Action::FileTruncate, cb::Action::FileWrite}));
+}
+
 TEST_F(Session, HandlesOpenedOutsideNeverWriteIntoAReadOnlyTree) {
   // A directory moved into the tree would take its open handles (a shell's
   // cwd in it) past the mount.  The kernel answers EXDEV across the mount,
