@@ -5,9 +5,11 @@
 // symlink) needs the supervisor only when it would land inside a read-only
 // tree: there it is carried out in the supervisor's own view of the same
 // directory.  Anywhere else the kernel may run it as it is, and the tracer's
-// record of it, with the kernel's result, is its row.  A hard link needs
-// the supervisor nowhere: the mounts answer it (EXDEV, EROFS) exactly as
-// the supervisor's own linkat would.
+// record of it, with the kernel's result, is its row (without the tracer,
+// the supervisor writes the row the long way would, for opens and mkdir
+// relative to the cwd or the root).  A hard link needs the supervisor
+// nowhere: the mounts answer it (EXDEV, EROFS) exactly as the supervisor's
+// own linkat would, and with the tracer recording it is not notified.
 //
 // "Not inside a read-only tree" is decided on the directory that is to hold
 // the new name.  Reached from the target's cwd or root without a symlink,

@@ -401,8 +401,9 @@ struct Supervisor::Impl {
 
   // The short way (carry.h): a create outside every read-only tree, or a
   // link, where the plan leaves every refusal of them to the mounts.  The
-  // tracer records it with the kernel's result; nothing here would differ
-  // from what the long way decides, records or does.
+  // tracer records it with the kernel's result, or without the tracer this
+  // writes the row the long way would; nothing here would differ from what
+  // the long way decides, records or does.
   bool carried_by_kernel(const Call& call, ProcessEntry* pe) {
     if (opts.observe || !opts.mount_aliases.empty()) return false;
     CarryShape s = carry_shape(call.nr, call.args);
