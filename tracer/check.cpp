@@ -40,7 +40,7 @@ std::vector<std::string> notified_families(const FilterSpec& f) {
   add(f.execs, "execve");
   add(f.signals, "signals");
   add(f.net, "connect/bind");
-  add(f.cred_changes, "credential changes (the setuid family, capset, umask)");
+  add(f.cred_changes, "credential changes (the setuid family, capset)");
   v.emplace_back("guards (io_uring_setup, mount family, namespaces, ptrace, kernel facilities, mknod)");
   return v;
 }

@@ -946,8 +946,7 @@ Classified classify(const Call& call, PathContext& ctx, const ClassifyEnv& env) 
     case __NR_setfsuid:
     case __NR_setfsgid:
     case __NR_setgroups:
-    case __NR_capset:
-    case __NR_umask: {
+    case __NR_capset: {
       Classified c = cont();
       c.creds_changed = true;
       return c;

@@ -136,8 +136,7 @@ Result<FilterProgram> build_filter(const FilterSpec& s) {
     for (int nr : {__NR_connect, __NR_bind}) b.notify(nr);
   if (s.cred_changes)
     for (int nr : {__NR_setuid, __NR_setgid, __NR_setreuid, __NR_setregid, __NR_setresuid,
-                   __NR_setresgid, __NR_setfsuid, __NR_setfsgid, __NR_setgroups, __NR_capset,
-                   __NR_umask})
+                   __NR_setresgid, __NR_setfsuid, __NR_setfsgid, __NR_setgroups, __NR_capset})
       b.notify(nr);
 
   // Guards: always judged (and recorded) by the supervisor.

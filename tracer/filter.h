@@ -35,7 +35,7 @@ struct FilterSpec {
   bool execs = false;        // execve, execveat
   bool signals = false;      // kill, tkill, tgkill, rt_(tg)sigqueueinfo, pidfd_send_signal
   bool net = false;          // connect, bind
-  bool cred_changes = false; // setuid family, umask: keeps the supervisor's credential cache exact
+  bool cred_changes = false; // setuid family, capset: keeps the supervisor's credential cache exact
   bool io_uring_allowed = false;  // else io_uring_enter/register fail with ENOSYS in the filter
 
   // Some file action is judged: then openat2, open_by_handle_at and the

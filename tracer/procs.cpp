@@ -237,6 +237,12 @@ const Creds& ProcessTable::creds(pid_t tid) {
   return c;
 }
 
+std::optional<mode_t> ProcessTable::umask_of(pid_t tid) {
+  std::string m = status_field(read_proc_file(tid, "status", 8192), "Umask");
+  if (m.empty()) return std::nullopt;
+  return static_cast<mode_t>(strtoul(m.c_str(), nullptr, 8));
+}
+
 void ProcessTable::invalidate_creds(pid_t tgid) {
   if (auto it = procs_.find(tgid); it != procs_.end()) it->second.creds.clear();
 }

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -25,6 +26,8 @@ struct Creds {
   uid_t fsuid = 0;
   gid_t fsgid = 0;
   std::vector<gid_t> groups;
+  // As read with the rest; umask(2) is not notified (nearly every program
+  // calls it), so a create carried out here reads it afresh (umask_of).
   mode_t umask = 022;
   bool valid = false;
 };
@@ -82,6 +85,8 @@ class ProcessTable {
 
   // Credentials of a thread for carrying out its operations (cached).
   const Creds& creds(pid_t tid);
+  // The thread's umask now (/proc/<tid>/status), if it can be read.
+  static std::optional<mode_t> umask_of(pid_t tid);
   void invalidate_creds(pid_t tgid);
   // A thread of `tgid` changed directory or root: every thread sharing its
   // fs may have too.

@@ -503,11 +503,16 @@ struct Supervisor::Impl {
       c.op.kind = OpKind::Continue;
     }
     redirect_to_host_view(c);
+    // What is created here takes the thread's umask as it is now: umask(2)
+    // does not reach the supervisor.
+    Creds as_now = creds;
+    if (c.op.needs_umask && c.op.kind != OpKind::Continue)
+      if (auto m = ProcessTable::umask_of(call.tid)) as_now.umask = *m;
     if (c.op.blocking) {
-      run_in_worker(call, std::move(c.op), creds, std::move(row));
+      run_in_worker(call, std::move(c.op), std::move(as_now), std::move(row));
       return;
     }
-    Outcome out = execute(c.op, call, creds, listener);
+    Outcome out = execute(c.op, call, as_now, listener);
     row.result_errno = out.ret < 0 ? static_cast<int32_t>(-out.ret) : 0;
     if (c.op.kind == OpKind::Continue && opts.tracer && traced(call.nr)) {
       // The kernel runs it after us: the tracer's record of it brings the

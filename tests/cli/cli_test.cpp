@@ -494,6 +494,24 @@ TEST_F(Session, CreatesLandWhereTheirPathLeadsEvenWhenANameIsRepointed) {
     EXPECT_TRUE(created.count(p)) << p << " is not recorded as created";
 }
 
+TEST_F(Session, CreatesCarriedOutPastTheMountTakeTheUmaskOfTheMoment) {
+  // umask(2) does not reach the supervisor: what it creates on the command's
+  // behalf (inside the read-only tree) reads the umask when it does.
+  Outcome r = supervised(
+      "umask 077 && echo a > $P/u1 && mkdir $P/u2 && umask 022 && echo b > $P/u3 && mkdir $P/u4 && "
+      "umask 027 && echo c > $T/u5 && echo done");
+  EXPECT_NE(r.out.find("done"), std::string::npos) << r.out << r.err;
+  auto mode = [](const std::string& p) {
+    struct stat st;
+    return stat(p.c_str(), &st) == 0 ? st.st_mode & 07777 : 0;
+  };
+  EXPECT_EQ(mode(p_ + "/u1"), 0600u);
+  EXPECT_EQ(mode(p_ + "/u2"), 0700u);
+  EXPECT_EQ(mode(p_ + "/u3"), 0644u);
+  EXPECT_EQ(mode(p_ + "/u4"), 0755u);
+  EXPECT_EQ(mode(t_ + "/u5"), 0640u);
+}
+
 TEST_F(Session, OpensThatMayCreateAreNamedByWhatTheyDid) {
   // However the open reaches the trail (the tracer's record, the short way's
   // row without it, the long way), making a file, emptying it and appending
