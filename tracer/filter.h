@@ -41,9 +41,8 @@ struct FilterSpec {
   // Some file action is judged: then openat2, open_by_handle_at and the
   // chattr ioctls are too.
   bool any_file() const {
-    return read_opens || write_opens || create_opens || deletes || renames || hard_links || symlinks || creates ||
-           truncates ||
-           attrs;
+    return read_opens || write_opens || create_opens || deletes || renames || hard_links || symlinks ||
+           creates || truncates || attrs;
   }
 };
 

@@ -443,40 +443,32 @@ struct Supervisor::Impl {
     return true;
   }
 
-  // The row of a create the kernel carries out, without the tracer: named
-  // as the long way names it (an existing file opened is written or
-  // truncated, not made), with the path the look followed.  None when the
-  // policy says anything but allow or log: then the long way judges it.
+  // The row of a create the kernel carries out, without the tracer: the
+  // facet the long way would judge (an existing file opened is written or
+  // truncated, not made), at the path the look followed, judged and
+  // written as the long way does.  None when the policy says anything but
+  // allow or log: then the long way judges it.
   std::optional<db::EventRow> short_way_row(const Call& call, ProcessEntry* pe, PathContext& ctx,
                                             const CarryShape& s, const std::string& path, mode_t final_mode) {
     bool absolute = path[0] == '/';
     auto base = absolute ? ctx.root_path() : ctx.cwd_path();
     if (!base || base->empty() || (absolute && *base != "/")) return std::nullopt;
-    db::EventRow row;
-    Event& ev = row.ev;
     bool open = call.nr == __NR_open || call.nr == __NR_openat || call.nr == __NR_creat;
     int acc = static_cast<int>(s.flags & O_ACCMODE);
     bool write = acc == O_WRONLY || acc == O_RDWR;
-    if (!open || !final_mode) ev.action = Action::FileCreate;
-    else if (write && (s.flags & O_TRUNC) && S_ISREG(final_mode)) ev.action = Action::FileTruncate;
-    else if (write) ev.action = Action::FileWrite;
-    else ev.action = Action::FileRead;
-    ev.path = absolute ? join_path("/", path) : join_path(*base, path);
-    ev.is_dir = !open;
-    ev.flags = s.flags;
-    ev.pid = pe->info->pid;
-    ev.tid = call.tid;
-    ev.syscall_nr = call.nr;
-    ev.syscall = std::string(syscall_name(call.nr));
-    ev.source = Source::Seccomp;
-    ev.proc = pe->info;
-    ev.ts_ns = realtime_ns();
-    ev.proc_deletes = pe->deletes;
-    row.verdict = decide(*opts.policy, ev);
-    if (row.verdict.decision != Decision::Allow && row.verdict.decision != Decision::Log) return std::nullopt;
-    row.seq = ++seq;
-    row.enforced = true;
-    row.layer = Layer::Notify;
+    Facet f;
+    if (!open || !final_mode) f.action = Action::FileCreate;
+    else if (write && (s.flags & O_TRUNC) && S_ISREG(final_mode)) f.action = Action::FileTruncate;
+    else if (write) f.action = Action::FileWrite;
+    else f.action = Action::FileRead;
+    f.path = absolute ? join_path("/", path) : join_path(*base, path);
+    f.is_dir = !open;
+    Classified c;
+    c.flags = s.flags;
+    c.facets.push_back(std::move(f));
+    Judgement j = judge(c, pe, call);
+    if (j.verdict.decision != Decision::Allow && j.verdict.decision != Decision::Log) return std::nullopt;
+    db::EventRow row = make_row(call, c, pe, j);
     row.allowed = true;
     row.result_errno = -1;  // the kernel's, after this answer
     return row;
@@ -505,14 +497,19 @@ struct Supervisor::Impl {
     redirect_to_host_view(c);
     // What is created here takes the thread's umask as it is now: umask(2)
     // does not reach the supervisor.
-    Creds as_now = creds;
+    const Creds* use = &creds;
+    Creds as_now;
     if (c.op.needs_umask && c.op.kind != OpKind::Continue)
-      if (auto m = ProcessTable::umask_of(call.tid)) as_now.umask = *m;
+      if (auto m = ProcessTable::umask_of(call.tid)) {
+        as_now = creds;
+        as_now.umask = *m;
+        use = &as_now;
+      }
     if (c.op.blocking) {
-      run_in_worker(call, std::move(c.op), std::move(as_now), std::move(row));
+      run_in_worker(call, std::move(c.op), *use, std::move(row));
       return;
     }
-    Outcome out = execute(c.op, call, as_now, listener);
+    Outcome out = execute(c.op, call, *use, listener);
     row.result_errno = out.ret < 0 ? static_cast<int32_t>(-out.ret) : 0;
     if (c.op.kind == OpKind::Continue && opts.tracer && traced(call.nr)) {
       // The kernel runs it after us: the tracer's record of it brings the
