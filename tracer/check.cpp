@@ -159,8 +159,8 @@ int run_check(const std::vector<std::string>& policy_files, const std::map<std::
     out << "\n";
   }
   if (!at_once.empty()) {
-    out << "\nOf what reaches it, continued at once with the eBPF tracer recording (its record is the row;\n"
-           "not when another mount shows a protected tree):\n";
+    out << "\nOf what reaches it, let through at once while the eBPF tracer records (the tracer's record\n"
+           "is the audit row; not when another mount shows a protected tree):\n";
     for (const auto& a : at_once) out << "  " << a << "\n";
   }
   for (const auto& n : plan.notes) out << "\nnote: " << n << "\n";
