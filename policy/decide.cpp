@@ -14,6 +14,12 @@ std::string_view basename(std::string_view path) {
   return slash == std::string_view::npos ? path : path.substr(slash + 1);
 }
 
+// `a` is `b` or lies below it.
+bool at_or_below(std::string_view a, std::string_view b) {
+  if (b == "/") return a.starts_with("/");
+  return a == b || (a.size() > b.size() && a.starts_with(b) && a[b.size()] == '/');
+}
+
 bool path_matches(const Rule& r, const Event& ev) {
   // Removing or renaming a directory removes or moves everything below it,
   // so a rule protecting something below applies.  Only a protecting rule
@@ -21,6 +27,19 @@ bool path_matches(const Rule& r, const Event& ev) {
   bool whole_dir = ev.is_dir &&
                    (ev.action == Action::FileDelete || ev.action == Action::FileRename) &&
                    (r.decision == Decision::Deny || r.decision == Decision::Ask);
+  if (!r.anchor.empty()) {
+    // Every match lies at or below the anchor; a directory above it may
+    // hold a base (covers_below).  Nothing else can match.
+    auto near = [&](std::string_view p) {
+      if (at_or_below(p, r.anchor)) return true;
+      if (!whole_dir) return false;
+      while (p.size() > 1 && p.back() == '/') p.remove_suffix(1);  // as covers_below() reads it
+      return at_or_below(r.anchor, p);
+    };
+    bool any = near(ev.path);
+    for (size_t i = 0; !any && i < ev.aliases.size(); ++i) any = near(ev.aliases[i]);
+    if (!any) return false;
+  }
   for (const auto& g : r.paths) {
     if (g.match(ev.path)) return true;
     for (const auto& alias : ev.aliases)
@@ -36,12 +55,6 @@ bool process_matches(const Rule& r, const Event& ev) {
   for (const auto& name : r.processes)
     if (name == ev.proc->comm || (!exe.empty() && name == exe)) return true;
   return false;
-}
-
-// `a` is `b` or lies below it.
-bool at_or_below(std::string_view a, std::string_view b) {
-  if (b == "/") return a.starts_with("/");
-  return a == b || (a.size() > b.size() && a.starts_with(b) && a[b.size()] == '/');
 }
 
 bool unconditional(const Rule& r) { return r.processes.empty() && !r.when; }
@@ -88,6 +101,33 @@ Verdict decide(const Policy& p, const Event& ev) {
     return Verdict{r.decision, r.id, r.message, r.builtin};
   }
   return Verdict{p.default_decision, {}, {}, false};
+}
+
+void index_rules(Policy& p) {
+  for (auto& r : p.rules) {
+    r.anchor.clear();
+    std::string common;
+    bool first = true;
+    for (const auto& g : r.paths) {
+      const std::string& base = g.literal_base();
+      // "unix:/run/x", a relative pattern or one that starts with a wildcard.
+      if (base.empty() || base[0] != '/') {
+        common.clear();
+        break;
+      }
+      if (first) {
+        common = base;
+        first = false;
+        continue;
+      }
+      // The deepest directory both lie at or below.
+      while (!at_or_below(base, common)) {
+        size_t slash = common.rfind('/');
+        common.resize(slash == 0 ? 1 : slash);
+      }
+    }
+    if (common != "/") r.anchor = std::move(common);
+  }
 }
 
 ActionMask actions_needing_decision(const Policy& p) {
@@ -146,6 +186,7 @@ void add_self_protection(Policy& p, const SelfProtection& sp) {
   }
   p.rules.insert(p.rules.begin(), std::make_move_iterator(front.begin()),
                  std::make_move_iterator(front.end()));
+  index_rules(p);
 }
 
 std::vector<StaticDenial> static_denials(const Policy& p) {

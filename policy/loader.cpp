@@ -186,6 +186,7 @@ class Loader {
     policy.hash = h.finish_hex();
     policy.vars = opts_.vars;
     if (opts_.add_guards) add_guards(policy);
+    index_rules(policy);
     result.policy = std::move(policy);
     return result;
   }

@@ -47,6 +47,11 @@ struct Rule {
   std::string message;
   SourceLoc loc;
   bool builtin = false;  // cottonbox's own: self-protection (first) or guards (last)
+  // The deepest directory at or below which every path the globs match
+  // lies ("/home/u" for a rule of ~/.ssh/** and ~/.aws/**): decide() passes
+  // over the rule with one comparison for a path elsewhere.  Set by
+  // index_rules(); empty means no such directory (or not indexed).
+  std::string anchor;
 };
 
 struct Policy {
@@ -84,6 +89,10 @@ struct SelfProtection {
   std::vector<std::string> protected_dirs;   // control socket directories, the tracer's cache
 };
 void add_self_protection(Policy& p, const SelfProtection& sp);
+
+// Sets every rule's anchor from its globs.  The loader and
+// add_self_protection() call it; a Rule built by hand may skip it.
+void index_rules(Policy& p);
 
 // The judgement.  Rules are tried in order; a rule matches when the action is
 // one of its actions, the path (or an alias, or for a directory delete/rename

@@ -300,5 +300,61 @@ TEST_F(DefaultRules, WorksWhenTheWorkingDirectoryIsHome) {
   EXPECT_EQ(decide(*r.policy, e).decision, Decision::Allow);
 }
 
+// Each rule's anchor only lets decide() pass over rules that cannot match:
+// every verdict is the one the rules give without anchors, for paths inside
+// and outside each anchor, above them (a directory removed whole), through
+// an alias, by git and by anyone, below and above the mass-delete count.
+TEST_F(DefaultRules, AnchorsChangeNoVerdict) {
+  Policy plain = *policy_;
+  size_t anchored = 0;
+  for (auto& r : plain.rules) {
+    anchored += !r.anchor.empty();
+    r.anchor.clear();
+  }
+  // The home-directory rules are the ones worth passing over.
+  EXPECT_GE(anchored, 5u);
+  for (const auto& r : policy_->rules) {
+    if (r.id == "home-credentials" || r.id == "home-keep-files") {
+      EXPECT_EQ(r.anchor, kHome) << r.id;
+    }
+  }
+  const std::vector<std::string> paths = {
+      "/", "/home", kHome, kHome + "/.ssh", kHome + "/.ssh/id_rsa", kHome + "/.sshx",
+      kHome + "/.gnupg/random_seed", kHome + "/.gnupg/S.agent", kHome + "/.cargo/.package-cache",
+      kHome + "/.cargo", kHome + "/.cache/pip/x", kHome + "/.config", kHome + "/.config/gh/hosts.yml",
+      kHome + "/.bashrc", kHome + "/notes.txt", kHome + "x/.ssh/id_rsa", kCwd, kCwd + "/.git",
+      kCwd + "/.git/index", kCwd + "/.git/hooks/pre-commit", kCwd + "/.git/hooks/x.sample",
+      kCwd + "/src/a.c", kCwd + "/build/a.o", kCwd + "/a.o", "/tmp/r/.git/HEAD", "/srv/r/.git/config",
+      "/srv/r/.git/hooks/post-merge", "/etc/passwd", "/tmp/x", "unix:/run/x.sock", "relative/x",
+      "/home/", kHome + "/", kHome + "/.ssh/", kCwd + "/", ""};
+  std::vector<std::shared_ptr<ProcessInfo>> procs = {rm(), git(), git({"git", "clean", "-fdx"}),
+                                                     python()};
+  size_t compared = 0, denied = 0;
+  for (int i = 0; i < static_cast<int>(Action::Count); ++i)
+    for (const auto& path : paths)
+      for (const auto& p : procs)
+        for (uint32_t deletes : {1u, 500u})
+          for (int shape = 0; shape < 3; ++shape) {
+            Event e;
+            e.action = static_cast<Action>(i);
+            e.proc = p;
+            e.proc_deletes = deletes;
+            e.is_dir = shape == 1;
+            if (shape == 2) {
+              // Seen through another mount of the same tree.
+              e.path = "/mnt/alias" + path;
+              e.aliases = {path};
+            } else {
+              e.path = path;
+            }
+            Verdict a = decide(*policy_, e), b = decide(plain, e);
+            ASSERT_EQ(a.decision, b.decision) << action_name(e.action) << " " << e.path << " dir " << e.is_dir;
+            ASSERT_EQ(a.rule_id, b.rule_id) << action_name(e.action) << " " << e.path;
+            ++compared;
+            denied += a.decision != Decision::Allow;
+          }
+  EXPECT_GT(denied, compared / 20);
+}
+
 }  // namespace
 }  // namespace cb

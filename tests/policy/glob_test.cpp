@@ -286,6 +286,15 @@ TEST(Glob, AgreesWithAPlainMatcherOnGeneratedPatternsAndPaths) {
       // empty first segment, as it makes an empty first component.
       bool want = ref_match(segs, 0, split(path), 0);
       ASSERT_EQ(g.value().match(path), want) << "pattern " << pattern << " path " << path;
+      // What decide()'s rule anchors rest on: a match lies at or below the
+      // literal base.
+      const std::string& base = g.value().literal_base();
+      if (want && !base.empty()) {
+        // "/**" matches "" too ("a/**" matches "a"); anchors are never "/".
+        bool below = base == "/" ? path.empty() || path.starts_with("/")
+                                 : path == base || path.starts_with(base + "/");
+        ASSERT_TRUE(below) << "pattern " << pattern << " base " << base << " path " << path;
+      }
       ++checked;
       matched += want;
     }
