@@ -30,13 +30,17 @@ namespace cb {
 
 struct EbpfConfig {
   // Ring buffer size in bytes: rounded up to a power of two of at least one
-  // page.  4 MiB absorbs a burst of ~20k records while the reader stalls
-  // (it drains every 64 records per CPU); the kernel maps the data twice,
-  // so it counts double in the supervisor's RSS.
+  // page.  4 MiB absorbs a burst of ~16k records while the reader stalls;
+  // the kernel maps the data twice, so it counts double in the
+  // supervisor's RSS.
   uint64_t ring_bytes = 4ULL << 20;
   // Wake the reader after this many records per CPU (rounded up to a power
-  // of two), or when this many bytes are waiting, whichever comes first.
-  uint32_t wakeup_records = 64;
+  // of two), or when this many bytes are waiting on a CPU, whichever comes
+  // first; the bytes are capped so that all CPUs together hold back at most
+  // a quarter of the ring.  A wakeup is an interrupt the recording CPU
+  // raises on itself: on a virtual machine a VM exit, tens of µs, so rare
+  // wakeups (the reader also drains on its timeout) pay for themselves.
+  uint32_t wakeup_records = 4096;
   uint64_t wakeup_bytes = 1ULL << 20;
   // Where the cut-down copy of the kernel's BTF that the programs are
   // placed against is kept (see tracer/core_btf.h); empty: use the whole.
