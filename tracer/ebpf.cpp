@@ -184,14 +184,14 @@ struct EbpfTracer::Impl {
 
   static int on_sample(void* ctx, void* data, size_t size) {
     auto* self = static_cast<Impl*>(ctx);
-    auto rec = decode({static_cast<const uint8_t*>(data), size}, self->rt_offset);
-    if (!rec) {
+    TraceRecord rec;
+    if (auto ok = decode_into({static_cast<const uint8_t*>(data), size}, self->rt_offset, rec); !ok) {
       ++self->garbled;
-      self->last_error = rec.error().message;
+      self->last_error = ok.error().message;
       return 0;
     }
     try {
-      (*self->fn)(*rec);
+      (*self->fn)(rec);
     } catch (...) {
       self->exc = std::current_exception();
       return -ECANCELED;

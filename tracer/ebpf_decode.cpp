@@ -164,7 +164,7 @@ std::string proto_name(uint16_t type, uint16_t proto) {
   }
 }
 
-Result<TraceRecord> decode_syscall(std::span<const uint8_t> bytes, TraceRecord rec) {
+Result<Ok> decode_syscall(std::span<const uint8_t> bytes, TraceRecord& rec) {
   cb_rec_syscall r;
   if (!read_struct(bytes, &r)) return garbled("syscall record shorter than its header");
   const TracedSyscall* s = find_traced_syscall(r.nr);
@@ -244,10 +244,10 @@ Result<TraceRecord> decode_syscall(std::span<const uint8_t> bytes, TraceRecord r
   if (s->target_tid >= 0) rec.target_tid_arg = static_cast<int32_t>(r.args[s->target_tid]);
   rec.target_pid = r.target_pid;
   rec.target_global_pid = r.target_gpid;
-  return rec;
+  return Ok{};
 }
 
-Result<TraceRecord> decode_exec(std::span<const uint8_t> bytes, TraceRecord rec) {
+Result<Ok> decode_exec(std::span<const uint8_t> bytes, TraceRecord& rec) {
   cb_rec_exec r;
   if (!read_struct(bytes, &r)) return garbled("exec record shorter than its header");
   rec.old_global_tid = r.old_gtid;
@@ -283,7 +283,7 @@ Result<TraceRecord> decode_exec(std::span<const uint8_t> bytes, TraceRecord rec)
     rec.argv.push_back(a.substr(start, nul - start));
     start = nul + 1;
   }
-  return rec;
+  return Ok{};
 }
 
 }  // namespace
@@ -375,7 +375,7 @@ std::string io_uring_op_name(uint8_t opcode) {
   return "OP_" + std::to_string(opcode);
 }
 
-Result<TraceRecord> decode(std::span<const uint8_t> bytes, int64_t realtime_offset_ns) {
+Result<Ok> decode_into(std::span<const uint8_t> bytes, int64_t realtime_offset_ns, TraceRecord& rec) {
   cb_rec_hdr h;
   if (!read_struct(bytes, &h)) return garbled("shorter than a record header");
   if (h.size != bytes.size())
@@ -383,7 +383,6 @@ Result<TraceRecord> decode(std::span<const uint8_t> bytes, int64_t realtime_offs
                    " bytes");
   if (h.version != CB_WIRE_VERSION) return garbled("wire version " + std::to_string(h.version));
 
-  TraceRecord rec;
   rec.ts_ns = static_cast<int64_t>(h.ts_ns) + realtime_offset_ns;
   rec.pid = h.pid;
   rec.tid = h.tid;
@@ -402,11 +401,11 @@ Result<TraceRecord> decode(std::span<const uint8_t> bytes, int64_t realtime_offs
       rec.child_global_pid = r.child_gpid;
       rec.ppid = r.ppid;
       rec.global_ppid = r.gppid;
-      return rec;
+      return Ok{};
     }
     case CB_REC_EXEC:
       rec.kind = TraceKind::Exec;
-      return decode_exec(bytes, std::move(rec));
+      return decode_exec(bytes, rec);
     case CB_REC_EXIT: {
       cb_rec_exit r;
       if (bytes.size() != sizeof(r)) return garbled("exit record of " + std::to_string(bytes.size()) + " bytes");
@@ -419,11 +418,11 @@ Result<TraceRecord> decode(std::span<const uint8_t> bytes, int64_t realtime_offs
         rec.exit_signal = r.status & 0x7f;
         rec.core_dumped = (r.status & 0x80) != 0;
       }
-      return rec;
+      return Ok{};
     }
     case CB_REC_SYSCALL:
       rec.kind = TraceKind::Syscall;
-      return decode_syscall(bytes, std::move(rec));
+      return decode_syscall(bytes, rec);
     case CB_REC_IO_URING: {
       cb_rec_io_uring r;
       if (bytes.size() != sizeof(r))
@@ -435,11 +434,17 @@ Result<TraceRecord> decode(std::span<const uint8_t> bytes, int64_t realtime_offs
       rec.user_data = r.user_data;
       rec.flags = r.req_flags;
       rec.syscall = "io_uring:" + rec.io_uring_op;
-      return rec;
+      return Ok{};
     }
     default:
       return garbled("unknown kind " + std::to_string(h.kind));
   }
+}
+
+Result<TraceRecord> decode(std::span<const uint8_t> bytes, int64_t realtime_offset_ns) {
+  TraceRecord rec;
+  if (auto ok = decode_into(bytes, realtime_offset_ns, rec); !ok) return ok.error();
+  return rec;
 }
 
 }  // namespace cb

@@ -101,6 +101,9 @@ struct TraceRecord {
 // minus CLOCK_MONOTONIC, measured by the loader at start.  Truncated, garbled
 // or unknown records are an Error, never a partial record.
 Result<TraceRecord> decode(std::span<const uint8_t> bytes, int64_t realtime_offset_ns);
+// The same into `rec`, which must be as a TraceRecord is made: the reader
+// decodes where its callback reads, without moving the record about.
+Result<Ok> decode_into(std::span<const uint8_t> bytes, int64_t realtime_offset_ns, TraceRecord& rec);
 
 // join_path(): tracer/paths.h
 

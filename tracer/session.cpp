@@ -76,6 +76,7 @@ class StoreSink : public Sink {
  public:
   StoreSink(db::Writer& w, int64_t session) : w_(w), session_(session) {}
   void event(const db::EventRow& row) override { w_.add_event(session_, row); }
+  void event(db::EventRow&& row) override { w_.add_event(session_, std::move(row)); }
   void process(const db::ProcessRow& r) override { w_.add_process(session_, r); }
   void process_exec(const db::ProcessExec& e) override { w_.exec_process(session_, e); }
   void process_exit(const db::ProcessExit& e) override { w_.exit_process(session_, e); }

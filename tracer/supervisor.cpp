@@ -301,6 +301,12 @@ struct Supervisor::Impl {
   void emit(const db::EventRow& row) {
     for (auto* s : sinks) s->event(row);
   }
+  // The first sink (the store) takes the row itself, after the others.
+  void emit(db::EventRow&& row) {
+    if (sinks.empty()) return;
+    for (size_t i = 1; i < sinks.size(); ++i) sinks[i]->event(static_cast<const db::EventRow&>(row));
+    sinks[0]->event(std::move(row));
+  }
 
   // ------------------------------------------------------- notifications --
 
@@ -632,7 +638,7 @@ struct Supervisor::Impl {
       auto it = pending_continue.find({r.tid, r.syscall_nr});
       if (it != pending_continue.end()) {
         it->second.result_errno = r.ret < 0 ? static_cast<int32_t>(-r.ret) : 0;
-        emit(it->second);
+        emit(std::move(it->second));
         pending_continue.erase(it);
         return;
       }
@@ -688,7 +694,7 @@ struct Supervisor::Impl {
                      " " + row.ev.path + ", which happened without reaching the supervisor");
       }
     }
-    emit(row);
+    emit(std::move(row));
   }
 
   // Operations that may block run on their own thread; their rows come back
@@ -723,7 +729,7 @@ struct Supervisor::Impl {
       std::lock_guard<std::mutex> g(done_mu);
       rows.swap(done_rows);
     }
-    for (auto& r : rows) emit(r);
+    for (auto& r : rows) emit(std::move(r));
   }
 
   // An allowed operation inside a tree the mount layer made read-only (say,

@@ -35,6 +35,8 @@ class Sink {
  public:
   virtual ~Sink() = default;
   virtual void event(const db::EventRow& row) = 0;
+  // A row nothing else will read: a sink that keeps rows may take it whole.
+  virtual void event(db::EventRow&& row) { event(static_cast<const db::EventRow&>(row)); }
   virtual void process(const db::ProcessRow& row) { (void)row; }
   virtual void process_exec(const db::ProcessExec& e) { (void)e; }
   virtual void process_exit(const db::ProcessExit& e) { (void)e; }
