@@ -255,8 +255,9 @@ Result<EbpfTracer> EbpfTracer::open(const EbpfConfig& config) {
     auto* skel = impl->skel.get();
     skel->rodata->sup_pidns_level = impl->ns.level;
     skel->rodata->sup_pidns_ino = static_cast<uint32_t>(impl->ns.ino);
-    // Every CPU may hold back its threshold at once: together at most a
-    // quarter of the ring, so a reader that wakes late still finds room.
+    // Every CPU may hold back its threshold at once: together about a
+    // quarter of the ring (a page per CPU at least), so a reader that wakes
+    // late still finds room.
     long cpus = std::max(1L, sysconf(_SC_NPROCESSORS_CONF));
     skel->rodata->wakeup_bytes =
         std::max<uint64_t>(page, std::min<uint64_t>(config.wakeup_bytes, ring / 4 / static_cast<uint64_t>(cpus)));

@@ -36,10 +36,11 @@ struct EbpfConfig {
   uint64_t ring_bytes = 4ULL << 20;
   // Wake the reader after this many records per CPU (rounded up to a power
   // of two), or when this many bytes are waiting on a CPU, whichever comes
-  // first; the bytes are capped so that all CPUs together hold back at most
-  // a quarter of the ring.  A wakeup is an interrupt the recording CPU
-  // raises on itself: on a virtual machine a VM exit, tens of µs, so rare
-  // wakeups (the reader also drains on its timeout) pay for themselves.
+  // first; the bytes are capped so that all CPUs together hold back about a
+  // quarter of the ring (never less than a page per CPU).  A wakeup is an
+  // interrupt the recording CPU raises on itself: on a virtual machine a VM
+  // exit, tens of µs, so rare wakeups pay for themselves.  The reader must
+  // then also drain on a timeout, and drain all that waits when it does.
   uint32_t wakeup_records = 4096;
   uint64_t wakeup_bytes = 1ULL << 20;
   // Where the cut-down copy of the kernel's BTF that the programs are

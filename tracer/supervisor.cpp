@@ -565,6 +565,7 @@ struct Supervisor::Impl {
   };
   std::unordered_map<std::pair<pid_t, int>, db::EventRow, PairHash> pending_continue;
   int64_t last_drain_ns = 0;
+  bool trace_backlog = false;  // the last drain stopped at its budget
   uint64_t reported_lost = 0;
   bool gap_reported = false;
 
@@ -602,10 +603,13 @@ struct Supervisor::Impl {
 
   void drain_trace(bool ready, size_t budget = kTraceBatch) {
     int64_t t = realtime_ns();
-    if (!ready && t - last_drain_ns < int64_t(kTraceDrainMs) * 1000000) return;
+    if (!ready && !trace_backlog && t - last_drain_ns < int64_t(kTraceDrainMs) * 1000000) return;
     last_drain_ns = t;
     auto n = opts.tracer->drain([this](const TraceRecord& r) { on_trace(r); }, budget);
-    (void)n;
+    // A full slice: more may wait, and the tracer wakes the reader only
+    // every few thousand records, so the loop goes on draining (between
+    // notifications) instead of waiting for the next timeout.
+    trace_backlog = n.ok() && *n >= budget;
     uint64_t lost = opts.tracer->lost();
     if (lost != reported_lost) {
       reported_lost = lost;
@@ -983,7 +987,7 @@ struct Supervisor::Impl {
     bool exits_pending = false;
     bool listening = true;
     while (!init_done) {
-      int timeout = exits_pending ? 20 : opts.tracer ? kTraceDrainMs : -1;
+      int timeout = trace_backlog ? 0 : exits_pending ? 20 : opts.tracer ? kTraceDrainMs : -1;
       // The listener is waited on with poll(2), beside the epoll set, not in
       // it: the kernel's sync wake-up (SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP)
       // reaches a poll(2) waiter, which then runs on the notifying thread's

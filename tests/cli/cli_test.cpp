@@ -571,6 +571,56 @@ TEST_F(Session, BackgroundProcessesStaySupervisedAfterTheCommandExits) {
   expect_denial_recorded();
 }
 
+// A live view (the app, `cottonbox events` on a running session) shows what
+// happened moments ago.  The tracer wakes its reader only every few
+// thousand records, so a burst smaller than that, followed by quiet, must
+// still reach the database at once, not trickle in a slice per timeout.
+TEST_F(Session, RecordsReachTheDatabaseWhileTheSessionRuns) {
+  const char* fake = getenv("COTTONBOX_FAKE_MISSING");
+  if (geteuid() != 0 || (fake && std::string(fake).find("ebpf") != std::string::npos))
+    GTEST_SKIP() << "needs the eBPF tracer (root), which records what no rule decides";
+  constexpr int kFiles = 3000;
+  Outcome r;
+  std::thread session([&] {
+    r = supervised("i=0; while [ $i -lt " + std::to_string(kFiles) +
+                   " ]; do : > $T/live$i; i=$((i+1)); done; : > $T/made; "
+                   "n=0; while [ ! -e $T/stop ] && [ $n -lt 300 ]; do sleep 0.05; n=$((n+1)); done");
+  });
+  auto stop = [&] {
+    write_file(t_ + "/stop", "");
+    session.join();
+  };
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (access((t_ + "/made").c_str(), F_OK) != 0 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  if (access((t_ + "/made").c_str(), F_OK) != 0) {
+    stop();
+    FAIL() << "the command did not make its files: " << r.err;
+  }
+  auto made = std::chrono::steady_clock::now();
+  size_t seen = 0;
+  std::chrono::milliseconds took{0};
+  while (std::chrono::steady_clock::now() - made < std::chrono::seconds(3)) {
+    auto rd = cb::db::Reader::open(db_);
+    if (rd.ok()) {
+      cb::db::EventQuery q;
+      q.action = "file.create";
+      q.path_glob = t_ + "/live*";
+      if (auto ev = (*rd)->events(q); ev.ok()) seen = ev->size();
+    }
+    took = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - made);
+    if (seen >= kFiles) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  stop();
+  EXPECT_EQ(r.status, 0) << r.err;
+  // The store commits every 50 ms and the reader drains on a 50 ms
+  // timeout: well under a second on a loaded machine.
+  EXPECT_EQ(seen, static_cast<size_t>(kFiles)) << "rows in the database " << took.count()
+                                               << " ms after the command made its files";
+  EXPECT_LT(took.count(), 1000) << "rows reached the database only after " << took.count() << " ms";
+}
+
 // The session row says which tracer recorded it, and a session whose tracer
 // was missing or failed to load says so and still records every denial.
 TEST_F(Session, TheSessionSaysWhichTracerRecordedIt) {
