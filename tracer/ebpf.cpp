@@ -300,13 +300,24 @@ Result<EbpfTracer> EbpfTracer::open(const EbpfConfig& config) {
   // The table before the programs that read it; exit before enter, so that
   // no saved enter waits for an exit that is not attached yet.
   int desc_fd = bpf_map__fd(skel->maps.sysdesc);
+  std::vector<uint32_t> keys;
+  std::vector<cb_sysdesc> descs;
   for (const auto& s : traced_syscalls()) {
     if (s.nargs < 1 || s.nargs > 6 || s.nr < 0 || s.nr >= CB_NR_MAX)
       return Error{EINVAL, "traced syscall table: bad entry for " + std::string(s.name)};
-    cb_sysdesc d = to_sysdesc(s);
-    uint32_t key = static_cast<uint32_t>(s.nr);
-    if (bpf_map_update_elem(desc_fd, &key, &d, BPF_ANY) != 0)
-      return Error::from_errno("cannot program the syscall table");
+    keys.push_back(static_cast<uint32_t>(s.nr));
+    descs.push_back(to_sysdesc(s));
+  }
+  // One call for the table (the start waits for every one of them); one
+  // per entry where the kernel has no batch updates for arrays (< 5.6).
+  {
+    LIBBPF_OPTS(bpf_map_batch_opts, bo);
+    auto count = static_cast<uint32_t>(keys.size());
+    if (bpf_map_update_batch(desc_fd, keys.data(), descs.data(), &count, &bo) != 0 || count != keys.size()) {
+      for (size_t i = 0; i < keys.size(); ++i)
+        if (bpf_map_update_elem(desc_fd, &keys[i], &descs[i], BPF_ANY) != 0)
+          return Error::from_errno("cannot program the syscall table");
+    }
   }
   for (auto [prog, tp] : {std::pair{skel->progs.cb_sys_exit, "sys_exit"},
                           std::pair{skel->progs.cb_sys_enter, "sys_enter"}})
