@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <map>
 #include <string>
 
 #include "policy/policy.h"
@@ -248,6 +249,60 @@ rules:
   EXPECT_EQ(p.rules[1].id, "anything-goes");
   add_self_protection(p, SelfProtection{});
   EXPECT_EQ(p.rules[0].id, "anything-goes");
+}
+
+// Anchors only let decide() pass over rules that cannot match: on globs
+// whose alternatives start in different directories, socket addresses,
+// patterns that start anywhere, escaped names and cottonbox's own rules,
+// every verdict is the one the rules give without anchors.
+TEST(Decide, AnchorsChangeNoVerdict) {
+  Policy p = load(R"(version: 1
+default: allow
+rules:
+  - {id: braces-below, action: file.mutate, path: ["/a/{b,c}/x/**", "/a/b/y"], decision: deny}
+  - {id: braces-first, action: file.mutate, path: ["/{d,e}/**"], decision: ask}
+  - {id: sockets, action: [net.connect, file.mutate], path: ["unix:/run/s/**", "/run/s/**"], decision: deny}
+  - {id: anywhere, action: file.delete, path: ["**/rel/**"], decision: deny}
+  - {id: star-dir, action: file.rename, path: ["/srv/*/keep/**"], decision: deny}
+  - {id: escaped, action: file.write, path: ["/f/\\{x\\}/**"], decision: deny}
+  - {id: allow-below, action: file.delete, path: ["/a/b/x/tmp/**"], decision: allow}
+)");
+  add_self_protection(p, SelfProtection{{"/var/lib/cb/audit.db"}, {"/run/cb"}});
+  std::map<std::string, std::string> anchors;
+  for (const auto& r : p.rules) anchors[r.id] = r.anchor;
+  EXPECT_EQ(anchors["braces-below"], "/a");
+  EXPECT_EQ(anchors["star-dir"], "/srv");
+  EXPECT_EQ(anchors["escaped"], "/f/{x}");
+  EXPECT_EQ(anchors["braces-first"], "");
+  EXPECT_EQ(anchors["sockets"], "");
+  EXPECT_EQ(anchors["anywhere"], "");
+  EXPECT_EQ(anchors["cottonbox:self-protect-files"], "/var/lib/cb/audit.db");
+  Policy plain = p;
+  for (auto& r : plain.rules) r.anchor.clear();
+
+  const std::vector<std::string> paths = {
+      "", "/", "/a", "/a/", "/a/b", "/a/b/x", "/a/b/x/1", "/a/c/x/2", "/a/b/y", "/a/bx/y", "/ab",
+      "/a/b/x/tmp/t", "/d", "/d/1", "/e/2", "/de", "/run/s/x", "unix:/run/s/x", "unix:/run/cb/c",
+      "/run/cb/c", "rel/x", "/rel/x", "/srv/1/keep/k", "/srv/1", "/srv", "/f/{x}/1", "/f/x/1", "/f",
+      "/var/lib/cb/audit.db", "/var/lib/cb", "/var/lib/cb/", "/var", "/tmp/x"};
+  size_t compared = 0, decided = 0;
+  for (int i = 0; i < static_cast<int>(Action::Count); ++i)
+    for (const auto& path : paths)
+      for (int shape = 0; shape < 4; ++shape) {
+        Event e = ev(static_cast<Action>(i), path);
+        e.is_dir = shape == 1 || shape == 3;
+        if (shape >= 2) {
+          // The same file through another mount, as a file and as a directory.
+          e.path = "/mnt/other" + path;
+          e.aliases = {path};
+        }
+        Verdict a = decide(p, e), b = decide(plain, e);
+        ASSERT_EQ(a.rule_id, b.rule_id) << action_name(e.action) << " " << e.path << " dir " << e.is_dir;
+        ASSERT_EQ(a.decision, b.decision) << action_name(e.action) << " " << e.path;
+        ++compared;
+        decided += !a.rule_id.empty();
+      }
+  EXPECT_GT(decided, compared / 10);
 }
 
 TEST(Decide, ActionsNeedingDecisionAndLogged) {
