@@ -218,6 +218,11 @@ put meta - - - cores "$(nproc)"
 put meta - - - kernel "$(uname -srm)"
 put meta - - - memory "$mem"
 put meta - - - load_start "$(cut -d' ' -f1-3 /proc/loadavg)"
+# With BPF statistics on, the kernel times every run of every BPF program:
+# the tracer's modes then pay ~0.1 µs more per syscall of the whole host.
+if [ "$(cat /proc/sys/kernel/bpf_stats_enabled 2>/dev/null || echo 0)" != 0 ]; then
+    note "kernel.bpf_stats_enabled is 1: every BPF program run is timed, which slows the eBPF tracer's modes (sysctl kernel.bpf_stats_enabled=0 before measuring)"
+fi
 # How busy the CPUs already are (other users' work), over one second.
 cpu_busy() {  # -> "busy% steal%" since the /proc/stat line in $1 (or over 1 s)
     local a=${1:-} b
