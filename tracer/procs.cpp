@@ -35,6 +35,13 @@ std::string status_field(const std::string& st, const char* key) {
   return b == std::string::npos ? std::string() : v.substr(b);
 }
 
+// The Umask field of a /proc status text.
+std::optional<mode_t> umask_in(const std::string& status) {
+  std::string m = status_field(status, "Umask");
+  if (m.empty()) return std::nullopt;
+  return static_cast<mode_t>(strtoul(m.c_str(), nullptr, 8));
+}
+
 // PIDFD_GET_INFO (6.13+) reports a process's exit status to anyone holding a
 // pidfd, not just its parent.
 #ifndef PIDFD_GET_INFO
@@ -232,16 +239,12 @@ const Creds& ProcessTable::creds(pid_t tid) {
     c.groups.push_back(static_cast<gid_t>(v));
     p = end;
   }
-  c.umask = static_cast<mode_t>(strtoul(status_field(st, "Umask").c_str(), nullptr, 8));
+  c.umask = umask_in(st).value_or(0);
   c.valid = !st.empty();
   return c;
 }
 
-std::optional<mode_t> ProcessTable::umask_of(pid_t tid) {
-  std::string m = status_field(read_proc_file(tid, "status", 8192), "Umask");
-  if (m.empty()) return std::nullopt;
-  return static_cast<mode_t>(strtoul(m.c_str(), nullptr, 8));
-}
+std::optional<mode_t> ProcessTable::umask_of(pid_t tid) { return umask_in(read_proc_file(tid, "status", 8192)); }
 
 void ProcessTable::invalidate_creds(pid_t tgid) {
   if (auto it = procs_.find(tgid); it != procs_.end()) it->second.creds.clear();

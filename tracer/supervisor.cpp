@@ -445,7 +445,7 @@ struct Supervisor::Impl {
     }
     ++outcome.kernel_carried;
     listener.respond_continue(call.id);
-    if (row) emit(*row);
+    if (row) emit(std::move(*row));
     return true;
   }
 
