@@ -12,8 +12,8 @@ import statistics
 import sys
 from collections import defaultdict
 
-MODE_ORDER = ["native", "observe", "seccomp", "ebpf", "floor", "floor-all", "floor-creates", "strace", "bwrap",
-              "firejail", "cb-start"]
+MODE_ORDER = ["native", "observe", "seccomp", "ebpf", "floor", "floor-all", "floor-creates", "tracer-floor", "strace",
+              "bwrap", "firejail", "cb-start"]
 MODE_LABEL = {
     "native": "native",
     "observe": "cottonbox --observe (default policy)",
@@ -22,6 +22,7 @@ MODE_LABEL = {
     "floor": "bare notify floor, write-opens",
     "floor-all": "bare notify floor, every open",
     "floor-creates": "bare notify floor, creates+renames",
+    "tracer-floor": "bare tracer floor, raw syscall tps",
     "cb-start": "cottonbox --help (no session)",
     "strace": "strace -f",
     "bwrap": "bwrap --dev-bind / /",
@@ -253,6 +254,9 @@ def main():
         cpu = f", CPU {c:.2f}x" if c is not None else ""
         fl = ratio.get((fs, "floor"))
         vs = f"; bare notify floor: wall {fl[0]:.2f}x, CPU {fl[1]:.2f}x" if fl and fl[1] is not None else ""
+        tf = ratio.get((fs, "tracer-floor"))
+        if tf and tf[1] is not None and m in ("observe", "ebpf"):
+            vs += f"; bare tracer floor: wall {tf[0]:.2f}x, CPU {tf[1]:.2f}x"
         name = "--observe" if m == "observe" else f"enforcing Houdini ({m})"
         print(f"workload, {name} on {fs}: wall {r:.2f}x{cpu}  (target <= {limit:.2f}x: "
               f"{verdict(judged <= limit)} on {what}{vs})")
@@ -263,7 +267,7 @@ def main():
         print(f"launch, with eBPF: {launch['ebpf']:.1f} ms (target <= 25 ms: {verdict(launch['ebpf'] <= 25)})")
     else:
         print("launch, with eBPF: not measured (mode skipped)")
-    for m in ("seccomp", "ebpf", "observe", "floor", "floor-creates"):
+    for m in ("seccomp", "ebpf", "observe", "floor", "floor-creates", "tracer-floor"):
         for op in ("write-open", "unlink"):
             if (m, op) in micro_added:
                 d = micro_added[(m, op)] / 1000

@@ -14,7 +14,8 @@
 #   --workdir DIR      work in a fresh cottonbox-bench.XXXXXX under DIR instead
 #                      (one filesystem, whichever DIR is on)
 #   --modes LIST       subset of native,observe,seccomp,ebpf,floor,floor-all,
-#                      floor-creates,strace,bwrap,firejail (default: all available)
+#                      floor-creates,tracer-floor,strace,bwrap,firejail
+#                      (default: all available)
 #   --only LIST        subset of workload,micro,launch,ingest (default all)
 #   --launch-runs N    launches per mode (default 60, as 6 interleaved rounds)
 #   --micro-iters N    iterations per batch of bench_syscalls (default 20000)
@@ -37,6 +38,10 @@
 #   floor-creates  the same, notifying only what creates a name (O_CREAT opens,
 #              mkdir, link, symlink) and renames: what cottonbox's plan keeps
 #              notified for the Houdini policy once the eBPF tracer records
+#   tracer-floor  bench_tracer_floor: two programs on the raw sys_enter and
+#              sys_exit tracepoints that stop where the tracer's own stop for a
+#              syscall no rule records, and record nothing: what any tracer on
+#              these tracepoints costs every syscall at the least (eBPF builds)
 #   strace     strace -f -qq -o /dev/null
 #   bwrap      bwrap --dev-bind / /
 #   firejail   firejail --quiet --noprofile (launch latency only)
@@ -256,6 +261,7 @@ prefix_for() {  # MODE DB WORKDIR
         floor) PREFIX=("$bin_dir/bench_notify_floor" --) ;;
         floor-all) PREFIX=("$bin_dir/bench_notify_floor" --opens all --) ;;
         floor-creates) PREFIX=("$bin_dir/bench_notify_floor" --creates-only --) ;;
+        tracer-floor) PREFIX=("$bin_dir/bench_tracer_floor" --) ;;
         cb-start) PREFIX=("$cb" --help) ;;  # launch only: ignores the command after it
         strace) PREFIX=(strace -f -qq -o /dev/null --) ;;
         bwrap) PREFIX=(bwrap --dev-bind / / --) ;;
@@ -270,12 +276,13 @@ except Exception: v = ""
 print(v if not isinstance(v, list) else ";".join(map(str, v)))' "$1" "$2"
 }
 
-all_modes=(native observe seccomp ebpf floor floor-all floor-creates strace bwrap firejail)
+all_modes=(native observe seccomp ebpf floor floor-all floor-creates tracer-floor strace bwrap firejail)
 if [ -n "$modes_arg" ]; then IFS=, read -r -a req_modes <<< "$modes_arg"; else req_modes=("${all_modes[@]}"); fi
 modes=()
 for m in "${req_modes[@]}"; do
     case $m in
         native|floor|floor-all|floor-creates) ;;
+        tracer-floor) [ -x "$bin_dir/bench_tracer_floor" ] || { note "bench_tracer_floor is not built (a build without eBPF): mode tracer-floor skipped"; continue; } ;;
         observe|seccomp|ebpf) ;;
         strace|bwrap|firejail) command -v "$m" > /dev/null || { note "$m is not installed: mode $m skipped"; continue; } ;;
         *) echo "run.sh: unknown mode $m" >&2; exit 2 ;;
