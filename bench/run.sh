@@ -115,6 +115,9 @@ fi
 : "${bin_dir:=$build/bench}"
 missing=()
 for t in bench_exec bench_syscalls bench_store bench_notify_floor; do [ -x "$bin_dir/$t" ] || missing+=("$t"); done
+# Only eBPF builds have the tracer's floor: built when the build knows it.
+[ -x "$bin_dir/bench_tracer_floor" ] || ! grep -qs 'bench_tracer_floor' "$build/build.ninja" "$build/Makefile" ||
+    missing+=(bench_tracer_floor)
 [ -x "$cb" ] || missing+=(cottonbox)
 if [ ${#missing[@]} -gt 0 ]; then
     if [ -f "$build/build.ninja" ] || [ -f "$build/Makefile" ]; then
@@ -282,7 +285,7 @@ modes=()
 for m in "${req_modes[@]}"; do
     case $m in
         native|floor|floor-all|floor-creates) ;;
-        tracer-floor) [ -x "$bin_dir/bench_tracer_floor" ] || { note "bench_tracer_floor is not built (a build without eBPF): mode tracer-floor skipped"; continue; } ;;
+        tracer-floor) [ -x "$bin_dir/bench_tracer_floor" ] || { note "bench_tracer_floor is not in $bin_dir (a build without eBPF): mode tracer-floor skipped"; continue; } ;;
         observe|seccomp|ebpf) ;;
         strace|bwrap|firejail) command -v "$m" > /dev/null || { note "$m is not installed: mode $m skipped"; continue; } ;;
         *) echo "run.sh: unknown mode $m" >&2; exit 2 ;;
