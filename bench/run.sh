@@ -159,10 +159,21 @@ strays() {  # WORKDIR -> pids
       find /proc -mindepth 2 -maxdepth 2 -name cwd \( -lname "$w" -o -lname "$w/*" \) 2>/dev/null || true
     } | cut -d/ -f3 | sort -u | while read -r p; do
         [[ $keep == *" $p "* ]] && continue
-        [ "$(ppid_of "$p")" = $$ ] && continue
+        # Only what escaped this shell is a stray: its own descendants (the
+        # grep and find above name WORKDIR too) are not, however deep.
+        descends_from_us "$p" && continue
         [ -d "/proc/$p" ] && echo "$p"
     done
     return 0
+}
+descends_from_us() {  # PID: whether this shell is among its ancestors
+    local q=$1 n
+    for ((n = 0; n < 64; n++)); do
+        q=$(ppid_of "$q") || return 1
+        [ "$q" = $$ ] && return 0
+        [ "$q" -gt 1 ] 2>/dev/null || return 1
+    done
+    return 1
 }
 cleanup() {
     local rc=$?
