@@ -77,6 +77,9 @@ TEST(Doctor, EbpfLinesSayWhatHappens) {
                 "eBPF tracer: available (tracepoints, ringbuf, BTF) — full recording", 0),
             0u)
       << good.str();
+  // Its cost falls on the whole host, not just the session: a user should
+  // read that before starting it.
+  EXPECT_NE(line_of(good.str(), "eBPF tracer").find("every syscall on this host"), std::string::npos) << good.str();
   EXPECT_EQ(line_of(bad.str(), "eBPF tracer"),
             "eBPF tracer: unavailable: needs root or CAP_BPF+CAP_PERFMON — cottonbox runs seccomp-only (decisions, "
             "not the full record) and marks sessions degraded");
