@@ -30,6 +30,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/host_features.h"
 #include "tracer/ebpf.h"
 #include "tracer/features.h"
 #include "tracer/fd.h"
@@ -180,7 +181,7 @@ class EbpfPrivileged : public ::testing::Test {
  protected:
   void SetUp() override {
     if (!EbpfTracer::built_in()) GTEST_SKIP() << "built without eBPF (COTTONBOX_WITH_EBPF=OFF)";
-    if (geteuid() != 0) GTEST_SKIP() << "needs root: loads and attaches BPF programs";
+    CB_REQUIRE_HOST(cb::test::bpf_programs());
     if (fake_missing("ebpf")) GTEST_SKIP() << "COTTONBOX_FAKE_MISSING=ebpf";
   }
   void open(EbpfConfig cfg = {}) {

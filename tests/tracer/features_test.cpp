@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "tests/support/host_features.h"
 #include "tracer/ebpf.h"
 #include "tracer/features.h"
 
@@ -137,7 +138,7 @@ TEST(FeaturesPrivileged, TracefsOpens) {
 }
 
 TEST(FeaturesPrivileged, RootHasTheEbpfTracer) {
-  if (geteuid() != 0) GTEST_SKIP() << "needs root";
+  CB_REQUIRE_HOST(cb::test::bpf_programs());
   if (!EbpfTracer::built_in()) GTEST_SKIP() << "built without eBPF (COTTONBOX_WITH_EBPF=OFF)";
   EnvGuard clean("COTTONBOX_FAKE_MISSING", "");
   Features f = probe_features();
