@@ -98,7 +98,8 @@ int main(int argc, char** argv) {
   events->add_flag("--json", json, "One JSON object a line");
   events->add_option("--session", q_session, "Only this session");
   events->add_option("--action", q_action, "Only this action or group (file.delete, file.mutate, file.*)");
-  events->add_option("--decision", q_decision, "allow|deny|ask|log")->check(CLI::IsMember({"allow", "deny", "ask", "log"}));
+  events->add_option("--decision", q_decision, "allow|deny|ask|log")
+      ->check(CLI::IsMember({"allow", "deny", "ask", "log"}));
   events->add_option("--path", q_path, "Only paths matching this glob");
 
   int64_t tree_session = 0;
@@ -129,8 +130,11 @@ int main(int argc, char** argv) {
     ro.vars = parse_vars(vars, &ok);
     if (!ok) return kOwnError;
     ro.command = command;
-    ro.ask = ask == "gui" ? cb::AskMode::Gui : ask == "tty" ? cb::AskMode::Tty : ask == "deny" ? cb::AskMode::Deny
-             : ask == "allow" ? cb::AskMode::Allow : cb::AskMode::Auto;
+    ro.ask = ask == "gui"     ? cb::AskMode::Gui
+             : ask == "tty"   ? cb::AskMode::Tty
+             : ask == "deny"  ? cb::AskMode::Deny
+             : ask == "allow" ? cb::AskMode::Allow
+                              : cb::AskMode::Auto;
     ro.ask_timeout = std::chrono::milliseconds(static_cast<int64_t>(ask_timeout * 1000));
     try {
       return cb::run_session(ro);

@@ -89,13 +89,22 @@ int main(int argc, char** argv) {
   const char* tag = "run";
   int i = 1;
   for (; i < argc; ++i) {
-    if (!strcmp(argv[i], "--")) { ++i; break; }
-    if (!strcmp(argv[i], "--rss")) rss = 1;
-    else if (!strcmp(argv[i], "--runs") && i + 1 < argc) runs = atoi(argv[++i]);
-    else if (!strcmp(argv[i], "--timeout") && i + 1 < argc) timeout_s = atof(argv[++i]);
-    else if (!strcmp(argv[i], "--log") && i + 1 < argc) log = argv[++i];
-    else if (!strcmp(argv[i], "--tag") && i + 1 < argc) tag = argv[++i];
-    else usage();
+    if (!strcmp(argv[i], "--")) {
+      ++i;
+      break;
+    }
+    if (!strcmp(argv[i], "--rss"))
+      rss = 1;
+    else if (!strcmp(argv[i], "--runs") && i + 1 < argc)
+      runs = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--timeout") && i + 1 < argc)
+      timeout_s = atof(argv[++i]);
+    else if (!strcmp(argv[i], "--log") && i + 1 < argc)
+      log = argv[++i];
+    else if (!strcmp(argv[i], "--tag") && i + 1 < argc)
+      tag = argv[++i];
+    else
+      usage();
   }
   if (i >= argc || runs < 1) usage();
   char** cmd = argv + i;
@@ -114,7 +123,10 @@ int main(int argc, char** argv) {
     char** args = calloc((size_t)ncmd + 1, sizeof *args);
     for (int a = 0; a < ncmd; ++a) {
       const char* at = strstr(cmd[a], "{n}");
-      if (!at) { args[a] = cmd[a]; continue; }
+      if (!at) {
+        args[a] = cmd[a];
+        continue;
+      }
       char* s = NULL;
       if (asprintf(&s, "%.*s%s-%d%s", (int)(at - cmd[a]), cmd[a], tag, r, at + 3) < 0) return 1;
       args[a] = s;
@@ -173,8 +185,8 @@ int main(int argc, char** argv) {
     int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     if (timed_out) code = 124;
     if (code > worst) worst = code;
-    printf("run=%d wall_us=%lld user_us=%lld sys_us=%lld status=%d hwm_kb=%ld self_cpu_ms=%ld tree_maxrss_kb=%ld\n", r, wall,
-           (long long)ru.ru_utime.tv_sec * 1000000 + ru.ru_utime.tv_usec,
+    printf("run=%d wall_us=%lld user_us=%lld sys_us=%lld status=%d hwm_kb=%ld self_cpu_ms=%ld tree_maxrss_kb=%ld\n", r,
+           wall, (long long)ru.ru_utime.tv_sec * 1000000 + ru.ru_utime.tv_usec,
            (long long)ru.ru_stime.tv_sec * 1000000 + ru.ru_stime.tv_usec, code, hwm, cpu, ru.ru_maxrss);
     for (int a = 0; a < ncmd; ++a)
       if (args[a] != cmd[a]) free(args[a]);

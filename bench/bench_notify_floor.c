@@ -96,11 +96,11 @@ static int build_filter(struct sock_filter* f, enum Set set) {
   J(BPF_JMP | BPF_JGE | BPF_K, 0x40000000, 0, 1);  // x32
   S(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS);
   // Always notified: each jumps to the RET USER_NOTIF 8 instructions after the list.
-  static const int mutations[] = {SYS_creat,     SYS_unlink, SYS_unlinkat, SYS_rmdir,   SYS_rename, SYS_renameat,
-                                  SYS_renameat2, SYS_mkdir,  SYS_mkdirat,  SYS_link,    SYS_linkat, SYS_symlink,
-                                  SYS_symlinkat, SYS_execve, SYS_execveat};
-  static const int creates[] = {SYS_creat, SYS_rename, SYS_renameat, SYS_renameat2, SYS_mkdir,
-                                SYS_mkdirat, SYS_link, SYS_linkat, SYS_symlink, SYS_symlinkat};
+  static const int mutations[] = {SYS_creat,    SYS_unlink,    SYS_unlinkat,  SYS_rmdir,   SYS_rename,
+                                  SYS_renameat, SYS_renameat2, SYS_mkdir,     SYS_mkdirat, SYS_link,
+                                  SYS_linkat,   SYS_symlink,   SYS_symlinkat, SYS_execve,  SYS_execveat};
+  static const int creates[] = {SYS_creat,   SYS_rename, SYS_renameat, SYS_renameat2, SYS_mkdir,
+                                SYS_mkdirat, SYS_link,   SYS_linkat,   SYS_symlink,   SYS_symlinkat};
   const int* always = set == kCreates ? creates : mutations;
   int k = set == kCreates ? (int)(sizeof creates / sizeof creates[0]) : (int)(sizeof mutations / sizeof mutations[0]);
   for (int i = 0; i < k; ++i) J(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)always[i], (unsigned char)(k - i + 7), 0);
@@ -108,7 +108,7 @@ static int build_filter(struct sock_filter* f, enum Set set) {
   J(BPF_JMP | BPF_JEQ | BPF_K, SYS_openat2, 7, 0);  // -> NOTIFY
   J(BPF_JMP | BPF_JEQ | BPF_K, SYS_open, 0, 2);
   S(BPF_LD | BPF_W | BPF_ABS, ARG_LO(1));
-  S(BPF_JMP | BPF_JA, 2);  // -> JSET
+  S(BPF_JMP | BPF_JA, 2);                          // -> JSET
   J(BPF_JMP | BPF_JEQ | BPF_K, SYS_openat, 0, 4);  // not openat -> ALLOW
   S(BPF_LD | BPF_W | BPF_ABS, ARG_LO(2));
   // flags in A
@@ -131,14 +131,10 @@ static unsigned long long path_arg(const struct seccomp_notif* r) {
     case SYS_renameat2:
     case SYS_mkdirat:
     case SYS_linkat:
-    case SYS_execveat:
-      return r->data.args[1];
-    case SYS_symlinkat:
-      return r->data.args[2];
-    case SYS_symlink:
-      return r->data.args[1];
-    default:
-      return r->data.args[0];
+    case SYS_execveat: return r->data.args[1];
+    case SYS_symlinkat: return r->data.args[2];
+    case SYS_symlink: return r->data.args[1];
+    default: return r->data.args[0];
   }
 }
 
@@ -146,11 +142,18 @@ int main(int argc, char** argv) {
   enum Set set = kMutations;
   int verbose = 0, i = 1;
   for (; i < argc; ++i) {
-    if (!strcmp(argv[i], "--")) { ++i; break; }
-    if (!strcmp(argv[i], "--opens") && i + 1 < argc) set = !strcmp(argv[++i], "all") ? kAllOpens : kMutations;
-    else if (!strcmp(argv[i], "--creates-only")) set = kCreates;
-    else if (!strcmp(argv[i], "-v")) verbose = 1;
-    else break;
+    if (!strcmp(argv[i], "--")) {
+      ++i;
+      break;
+    }
+    if (!strcmp(argv[i], "--opens") && i + 1 < argc)
+      set = !strcmp(argv[++i], "all") ? kAllOpens : kMutations;
+    else if (!strcmp(argv[i], "--creates-only"))
+      set = kCreates;
+    else if (!strcmp(argv[i], "-v"))
+      verbose = 1;
+    else
+      break;
   }
   if (i >= argc) {
     fprintf(stderr, "usage: bench_notify_floor [--opens write|all | --creates-only] [-v] -- CMD [ARG...]\n");

@@ -27,13 +27,10 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double seconds_since(Clock::time_point t) {
-  return std::chrono::duration<double>(Clock::now() - t).count();
-}
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
 int64_t wall_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
       .count();
 }
 
@@ -48,9 +45,12 @@ int main(int argc, char** argv) {
                                     {"db", required_argument, nullptr, 'd'},
                                     {nullptr, 0, nullptr, 0}};
   for (int c; (c = getopt_long(argc, argv, "n:t:d:", kOptions, nullptr)) != -1;) {
-    if (c == 'n') total = std::stoull(optarg);
-    else if (c == 't') threads = std::max(1, std::stoi(optarg));
-    else if (c == 'd') path = optarg;
+    if (c == 'n')
+      total = std::stoull(optarg);
+    else if (c == 't')
+      threads = std::max(1, std::stoi(optarg));
+    else if (c == 'd')
+      path = optarg;
     else {
       fprintf(stderr, "usage: bench_store [--events N] [--threads T] [--db FILE]\n");
       return 2;
@@ -90,8 +90,8 @@ int main(int argc, char** argv) {
     p->exe = "/usr/bin/" + p->comm;
     p->argv = {p->comm, "-c", "src/module/file.c"};
     procs.push_back(p);
-    w.add_process(sid, cb::db::ProcessRow{p->proc_id, 1, p->pid, p->ppid, 1000, p->comm, p->exe,
-                                          p->argv, "/home/user/project", wall_ns()});
+    w.add_process(sid, cb::db::ProcessRow{p->proc_id, 1, p->pid, p->ppid, 1000, p->comm, p->exe, p->argv,
+                                          "/home/user/project", wall_ns()});
   }
 
   auto t0 = Clock::now();
@@ -108,8 +108,7 @@ int main(int argc, char** argv) {
         ev.pid = p->pid;
         ev.tid = p->pid;
         ev.proc = p;
-        ev.path = "/home/user/project/src/module" + std::to_string(i % 97) + "/file" +
-                  std::to_string(i % 1009) + ".c";
+        ev.path = "/home/user/project/src/module" + std::to_string(i % 97) + "/file" + std::to_string(i % 1009) + ".c";
         switch (i % 10) {
           case 0: ev.action = cb::Action::FileDelete, ev.syscall = "unlinkat"; break;
           case 1:
@@ -177,10 +176,8 @@ int main(int argc, char** argv) {
   if (writer_cpu > 0)
     printf("writer CPU:    %.2f us/event (%.0f events/s if it had a core to itself)\n",
            writer_cpu * 1e6 / static_cast<double>(total), static_cast<double>(total) / writer_cpu);
-  printf("in database:   %llu (%s), commit errors %llu\n",
-         static_cast<unsigned long long>(summary->events),
-         summary->events == total ? "none lost" : "LOST EVENTS",
-         static_cast<unsigned long long>(stats.errors));
+  printf("in database:   %llu (%s), commit errors %llu\n", static_cast<unsigned long long>(summary->events),
+         summary->events == total ? "none lost" : "LOST EVENTS", static_cast<unsigned long long>(stats.errors));
   std::error_code ec;
   auto size = [&](const std::string& f) {
     auto n = std::filesystem::file_size(f, ec);

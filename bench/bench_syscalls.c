@@ -89,9 +89,12 @@ int main(int argc, char** argv) {
   int batches = 7;
   const char* dir = NULL;
   for (int i = 1; i < argc; ++i) {
-    if (!strcmp(argv[i], "--iters") && i + 1 < argc) iters = atol(argv[++i]);
-    else if (!strcmp(argv[i], "--batches") && i + 1 < argc) batches = atoi(argv[++i]);
-    else if (argv[i][0] != '-' && !dir) dir = argv[i];
+    if (!strcmp(argv[i], "--iters") && i + 1 < argc)
+      iters = atol(argv[++i]);
+    else if (!strcmp(argv[i], "--batches") && i + 1 < argc)
+      batches = atoi(argv[++i]);
+    else if (argv[i][0] != '-' && !dir)
+      dir = argv[i];
     else {
       fprintf(stderr, "usage: bench_syscalls [--iters N] [--batches B] DIR\n");
       return 2;
@@ -109,7 +112,10 @@ int main(int argc, char** argv) {
   if (fd < 0) die("create", file);
   close(fd);
 
-  struct { const char* name; long iters; } ops[] = {
+  struct {
+    const char* name;
+    long iters;
+  } ops[] = {
       {"getppid", iters * 10}, {"read-open", iters}, {"write-open", iters}, {"unlink", iters / 4 ? iters / 4 : 1}};
   double samples[1000];
   for (size_t o = 0; o < sizeof ops / sizeof ops[0]; ++o) {

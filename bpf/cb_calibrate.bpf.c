@@ -18,11 +18,11 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 const volatile __u64 ns_dev = 0;
 const volatile __u64 ns_ino = 0;
 
-__u32 level = 0;		/* depth of the caller's pid namespace (0: initial) */
-__u32 inum = 0;			/* its inode number, as the kernel sees it */
-__s32 ns_tgid = 0;		/* the caller's tgid there, by bpf_get_ns_current_pid_tgid */
-__s32 global_tgid = 0;		/* and in the initial namespace */
-__s64 helper_ret = 0;		/* bpf_get_ns_current_pid_tgid's result */
+__u32 level = 0;       /* depth of the caller's pid namespace (0: initial) */
+__u32 inum = 0;	       /* its inode number, as the kernel sees it */
+__s32 ns_tgid = 0;     /* the caller's tgid there, by bpf_get_ns_current_pid_tgid */
+__s32 global_tgid = 0; /* and in the initial namespace */
+__s64 helper_ret = 0;  /* bpf_get_ns_current_pid_tgid's result */
 __u32 ran = 0;
 
 SEC("raw_tp")

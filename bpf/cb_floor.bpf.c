@@ -19,7 +19,7 @@
  * kernel's BTF at load, and the launch of this floor is the load and attach
  * of two programs.  The raw tracepoints' arguments (struct pt_regs *regs,
  * long id or ret) come as an array of u64. */
-#define CB_ORIG_AX_OFFSET (15 * 8)	/* x86-64 struct pt_regs, the syscall ABI */
+#define CB_ORIG_AX_OFFSET (15 * 8) /* x86-64 struct pt_regs, the syscall ABI */
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 

@@ -31,20 +31,20 @@
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
-#define AT_FDCWD (-100)
-#define AF_UNIX 1
-#define SOCKFS_MAGIC 0x534F434B
-#define PID_FS_MAGIC 0x50494446
+#define AT_FDCWD	    (-100)
+#define AF_UNIX		    1
+#define SOCKFS_MAGIC	    0x534F434B
+#define PID_FS_MAGIC	    0x50494446
 #define ANON_INODE_FS_MAGIC 0x09041934
 
 /* Steps of a dentry walk: path components plus mount crossings. */
 #define CB_WALK_STEPS 40
 
 /* Set by user space before load. */
-const volatile __u32 sup_pidns_level = 0;	/* the supervisor's pid namespace ... */
-const volatile __u32 sup_pidns_ino = 0;		/* ... as measured by cb_calibrate */
-const volatile __u64 wakeup_bytes = 1 << 20;	/* wake the reader once this much is pending */
-const volatile __u32 wakeup_mask = 63;		/* ... or every (mask + 1) records of a CPU */
+const volatile __u32 sup_pidns_level = 0;    /* the supervisor's pid namespace ... */
+const volatile __u32 sup_pidns_ino = 0;	     /* ... as measured by cb_calibrate */
+const volatile __u64 wakeup_bytes = 1 << 20; /* wake the reader once this much is pending */
+const volatile __u32 wakeup_mask = 63;	     /* ... or every (mask + 1) records of a CPU */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -76,9 +76,9 @@ struct {
 /* A syscall's arguments, from sys_enter to its sys_exit.  In task storage:
  * a slot per thread, found without hashing and freed with the thread. */
 struct cb_enter {
-	__u64 args[8];		/* 6 used; 8 keeps a masked index in bounds */
+	__u64 args[8]; /* 6 used; 8 keeps a masked index in bounds */
 	__s32 nr;
-	__u32 pending;		/* set at sys_enter, cleared at sys_exit */
+	__u32 pending; /* set at sys_enter, cleared at sys_exit */
 	__u32 addrlen;
 	__u32 pad;
 	__u8 addr[CB_ADDR_MAX];
@@ -107,7 +107,7 @@ struct {
 
 /* The largest offset at which a blob of up to CB_PATH_MAX bytes is written. */
 #define CB_OFF_LIMIT (sizeof(struct cb_rec_syscall) + 3 * CB_PATH_MAX)
-#define CB_REC_BUF (CB_OFF_LIMIT + CB_PATH_MAX + CB_ADDR_MAX)
+#define CB_REC_BUF   (CB_OFF_LIMIT + CB_PATH_MAX + CB_ADDR_MAX)
 
 /* Records with paths are built here and copied into the ring buffer at their
  * real size: reserving the worst case (four paths) in the ring itself would
@@ -125,9 +125,9 @@ struct {
 } scratch SEC(".maps");
 
 /* Result of the copy helpers: length, plus status bits. */
-#define R_TRUNC (1u << 16)
-#define R_FAULT (1u << 17)
-#define R_LEN(r) ((r) & 0xffff)
+#define R_TRUNC	 (1u << 16)
+#define R_FAULT	 (1u << 17)
+#define R_LEN(r) ((r)&0xffff)
 
 static __always_inline struct cb_counters *get_counters(void)
 {
@@ -272,8 +272,8 @@ static __always_inline unsigned long file_magic(struct file *f)
 
 struct walk_state {
 	struct cb_scratch *s;
-	__u64 vmnt, d, mnt;	/* kernel pointers, as integers */
-	__u64 root;		/* vmnt's root dentry; 0: not read yet */
+	__u64 vmnt, d, mnt; /* kernel pointers, as integers */
+	__u64 root;	    /* vmnt's root dentry; 0: not read yet */
 	__u64 pos, status;
 };
 
@@ -283,7 +283,7 @@ struct walk_state {
  * three.  Each helper call costs about as much as the rest of a step. */
 struct cb_dentry_link {
 	__u64 parent;
-	__u64 hash_len;	/* x86-64: hash in the low half, length in the high */
+	__u64 hash_len; /* x86-64: hash in the low half, length in the high */
 	__u64 name;
 };
 
@@ -310,7 +310,9 @@ static long walk_step(__u64 i, void *arg)
 	    bpf_core_field_offset(struct dentry, d_parent) + sizeof(__u64)) {
 		struct cb_dentry_link l;
 
-		if (bpf_probe_read_kernel(&l, sizeof(l), (void *)d + bpf_core_field_offset(struct dentry, d_parent))) {
+		if (bpf_probe_read_kernel(&l, sizeof(l),
+					  (void *)d +
+						  bpf_core_field_offset(struct dentry, d_parent))) {
 			w->status = 2;
 			return 1;
 		}
@@ -580,8 +582,8 @@ static __always_inline struct cb_sysdesc *traced_desc(long id)
 
 /* include/linux/fs.h; not in BTF (a #define), and 1 << 20 since 4.19. */
 #define CB_FMODE_CREATED (1u << 20)
-#define CB_O_CREAT 0100
-#define CB_TS_COMPAT 0x0002	/* arch/x86/include/asm/thread_info.h */
+#define CB_O_CREAT	 0100
+#define CB_TS_COMPAT	 0x0002 /* arch/x86/include/asm/thread_info.h */
 
 static __always_inline bool compat_syscall(struct task_struct *task)
 {
@@ -725,8 +727,8 @@ int BPF_PROG(cb_sys_exit, struct pt_regs *regs, long ret)
 		__u64 len = e->addrlen;
 
 		/* A relative unix socket path is relative to the cwd. */
-		if (e->addr[0] == AF_UNIX && e->addr[1] == 0 && len > 2 &&
-		    e->addr[2] != 0 && e->addr[2] != '/' && d->path1 < 0) {
+		if (e->addr[0] == AF_UNIX && e->addr[1] == 0 && len > 2 && e->addr[2] != 0 &&
+		    e->addr[2] != '/' && d->path1 < 0) {
 			res = copy_cwd(s, off);
 			set_blob(r, CB_SYS_BASE1, res);
 			off += res_len(res);
@@ -753,7 +755,7 @@ int BPF_PROG(cb_fork, struct task_struct *parent, struct task_struct *child)
 	struct cb_rec_fork *r;
 	__u8 one = 1;
 
-	if (ptgid == ctgid)	/* a new thread: its tgid is tracked already */
+	if (ptgid == ctgid) /* a new thread: its tgid is tracked already */
 		return 0;
 	if (!is_tracked(ptgid) && !take_seed(parent, ptgid))
 		return 0;

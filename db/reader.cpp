@@ -76,8 +76,7 @@ SessionSummary read_session(const sql::Statement& s, std::string_view boot) {
   auto last_event_ns = c.opt_i64();
   x.processes = c.u64();
 
-  if (x.state == SessionState::Running &&
-      detail::running_session_is_stale(st.boot_id, st.supervisor_pid, boot)) {
+  if (x.state == SessionState::Running && detail::running_session_is_stale(st.boot_id, st.supervisor_pid, boot)) {
     // What the next Writer::open will record; reported now without writing.
     x.state = SessionState::Aborted;
     x.end = SessionEnd{last_event_ns.value_or(st.started_ns), -1, 0, SessionState::Aborted};
@@ -119,8 +118,7 @@ StoredProcess read_process(const sql::Statement& s, int64_t session) {
   auto exit_status = c.opt_i64();
   auto exit_signal = c.opt_i64();
   if (ended_ns || exit_status || exit_signal)
-    x.exit = ProcessExit{r.proc_id, ended_ns.value_or(0),
-                         static_cast<int>(exit_status.value_or(-1)),
+    x.exit = ProcessExit{r.proc_id, ended_ns.value_or(0), static_cast<int>(exit_status.value_or(-1)),
                          static_cast<int>(exit_signal.value_or(0))};
   x.events = c.u64();
   x.denials = c.u64();
@@ -137,9 +135,7 @@ PrefixRange glob_prefix_range(std::string_view pattern) {
   size_t n = pattern.find_first_of("*?[{\\");
   std::string lo(pattern.substr(0, n));
   // "a/**" matches "a" itself (and "a/**/b" matches "a/b", which is fine).
-  if (n != std::string_view::npos && !lo.empty() && lo.back() == '/' &&
-      pattern.substr(n, 2) == "**")
-    lo.pop_back();
+  if (n != std::string_view::npos && !lo.empty() && lo.back() == '/' && pattern.substr(n, 2) == "**") lo.pop_back();
   std::string hi = lo;
   while (!hi.empty() && static_cast<unsigned char>(hi.back()) == 0xff) hi.pop_back();
   if (!hi.empty()) hi.back() = static_cast<char>(static_cast<unsigned char>(hi.back()) + 1);
@@ -193,8 +189,7 @@ Result<std::unique_ptr<Reader>> Reader::open(const std::string& path) {
 }
 
 Result<std::vector<SessionSummary>> Reader::sessions() {
-  auto s = impl_->db.prepare(std::string("SELECT ") + kSessionColumns +
-                             " FROM sessions s ORDER BY id");
+  auto s = impl_->db.prepare(std::string("SELECT ") + kSessionColumns + " FROM sessions s ORDER BY id");
   if (!s) return s.error();
   std::vector<SessionSummary> out;
   while (s->step()) out.push_back(read_session(*s, impl_->boot));
@@ -203,8 +198,7 @@ Result<std::vector<SessionSummary>> Reader::sessions() {
 }
 
 Result<SessionSummary> Reader::session(int64_t id) {
-  auto s = impl_->db.prepare(std::string("SELECT ") + kSessionColumns +
-                             " FROM sessions s WHERE id = ?1");
+  auto s = impl_->db.prepare(std::string("SELECT ") + kSessionColumns + " FROM sessions s WHERE id = ?1");
   if (!s) return s.error();
   s->bind_int64(1, id);
   if (s->step()) return read_session(*s, impl_->boot);
@@ -297,12 +291,10 @@ Result<std::vector<StoredEvent>> Reader::events(const EventQuery& q) {
   if (mask != kAllActions) where += " AND e.action IN (" + names_list(mask, params) + ")";
   if (q.decision) {
     const std::string& d = *q.decision;
-    where += (d == "allow" || d == "deny" ? " AND e.decision = " : " AND e.verdict = ") +
-             param({Param::Text, 0, d});
+    where += (d == "allow" || d == "deny" ? " AND e.decision = " : " AND e.verdict = ") + param({Param::Text, 0, d});
   }
   if (q.pid) where += " AND e.pid = " + param({Param::Int, *q.pid, {}});
-  if (q.proc_id)
-    where += " AND e.proc_id = " + param({Param::Int, static_cast<int64_t>(*q.proc_id), {}});
+  if (q.proc_id) where += " AND e.proc_id = " + param({Param::Int, static_cast<int64_t>(*q.proc_id), {}});
   if (glob && !range.lo.empty()) {
     // Cheap byte comparisons that spare most rows the C++ glob.
     std::string lo = param({Param::Blob, 0, range.lo});
@@ -310,8 +302,8 @@ Result<std::vector<StoredEvent>> Reader::events(const EventQuery& q) {
       where += " AND (e.path >= " + lo + " OR e.target >= " + lo + ")";
     } else {
       std::string hi = param({Param::Blob, 0, range.hi});
-      where += " AND ((e.path >= " + lo + " AND e.path < " + hi + ") OR (e.target >= " + lo +
-               " AND e.target < " + hi + "))";
+      where +=
+          " AND ((e.path >= " + lo + " AND e.path < " + hi + ") OR (e.target >= " + lo + " AND e.target < " + hi + "))";
     }
   }
 
@@ -327,7 +319,8 @@ Result<std::vector<StoredEvent>> Reader::events(const EventQuery& q) {
       " FROM events e"
       " LEFT JOIN processes p ON p.session = e.session AND p.proc_id = e.proc_id"
       " LEFT JOIN approvals a ON a.session = e.session AND a.event_seq = e.seq"
-      " WHERE " + where + " ORDER BY e.id";
+      " WHERE " +
+      where + " ORDER BY e.id";
   // With a glob the limit counts matches, which only C++ can tell.
   if (q.limit > 0 && !glob) sql += " LIMIT " + param({Param::Int, q.limit, {}});
 
@@ -383,8 +376,7 @@ Result<std::vector<StoredEvent>> Reader::events(const EventQuery& q) {
     r.enforced = c.flag();
     r.count = static_cast<uint32_t>(c.i64());
 
-    if (glob && !glob->match(ev.path) && (ev.target.empty() || !glob->match(ev.target)))
-      continue;
+    if (glob && !glob->match(ev.path) && (ev.target.empty() || !glob->match(ev.target))) continue;
 
     bool have_proc = c.flag();
     auto key = std::make_pair(x.session, proc_id);
@@ -428,7 +420,9 @@ Result<std::vector<StoredEvent>> Reader::events(const EventQuery& q) {
 Result<std::vector<StoredProcess>> Reader::processes(int64_t session) {
   auto s = impl_->db.prepare(std::string("SELECT ") + kProcessColumns +
                              ", coalesce(c.n, 0), coalesce(c.d, 0) FROM processes p"
-                             " LEFT JOIN (" + kProcessCounts + " GROUP BY proc_id) c"
+                             " LEFT JOIN (" +
+                             kProcessCounts +
+                             " GROUP BY proc_id) c"
                              " ON c.proc_id = p.proc_id"
                              " WHERE p.session = ?1 ORDER BY p.proc_id");
   if (!s) return s.error();
@@ -441,18 +435,17 @@ Result<std::vector<StoredProcess>> Reader::processes(int64_t session) {
 
 Result<std::vector<StoredProcess>> Reader::process_chain(int64_t session, uint64_t proc_id) {
   // depth bounds a corrupt cycle in parent links; C++ drops the repeats.
-  auto s = impl_->db.prepare(
-      std::string("WITH RECURSIVE chain(proc_id, depth) AS ("
-                  " SELECT ?2, 0"
-                  " UNION ALL"
-                  " SELECT p.parent_proc_id, chain.depth + 1 FROM processes p JOIN chain"
-                  " ON p.session = ?1 AND p.proc_id = chain.proc_id"
-                  " WHERE p.parent_proc_id != 0 AND chain.depth < 1024),"
-                  " c AS (") +
-      kProcessCounts + " AND proc_id IN (SELECT proc_id FROM chain) GROUP BY proc_id)" +
-      " SELECT " + kProcessColumns + ", coalesce(c.n, 0), coalesce(c.d, 0) FROM chain" +
-      " JOIN processes p ON p.session = ?1 AND p.proc_id = chain.proc_id" +
-      " LEFT JOIN c ON c.proc_id = p.proc_id ORDER BY chain.depth");
+  auto s = impl_->db.prepare(std::string("WITH RECURSIVE chain(proc_id, depth) AS ("
+                                         " SELECT ?2, 0"
+                                         " UNION ALL"
+                                         " SELECT p.parent_proc_id, chain.depth + 1 FROM processes p JOIN chain"
+                                         " ON p.session = ?1 AND p.proc_id = chain.proc_id"
+                                         " WHERE p.parent_proc_id != 0 AND chain.depth < 1024),"
+                                         " c AS (") +
+                             kProcessCounts + " AND proc_id IN (SELECT proc_id FROM chain) GROUP BY proc_id)" +
+                             " SELECT " + kProcessColumns + ", coalesce(c.n, 0), coalesce(c.d, 0) FROM chain" +
+                             " JOIN processes p ON p.session = ?1 AND p.proc_id = chain.proc_id" +
+                             " LEFT JOIN c ON c.proc_id = p.proc_id ORDER BY chain.depth");
   if (!s) return s.error();
   s->bind_int64(1, session);
   s->bind_uint64(2, proc_id);
@@ -463,8 +456,7 @@ Result<std::vector<StoredProcess>> Reader::process_chain(int64_t session, uint64
     if (!seen.insert(p.row.proc_id).second) break;
     out.push_back(std::move(p));
   }
-  if (!s->succeeded())
-    return impl_->db.error("reading processes from " + impl_->path);
+  if (!s->succeeded()) return impl_->db.error("reading processes from " + impl_->path);
   return out;
 }
 

@@ -73,8 +73,7 @@ bool needs_escapes(std::string_view s) {
   for (size_t i = 0; i < s.size();) {
     Utf8Step st = utf8_step(s, i);
     i += st.len;
-    if (!st.valid || st.cp < 0x20 || st.cp == 0x7f || (st.cp >= 0x80 && st.cp <= 0x9f) ||
-        is_format_control(st.cp))
+    if (!st.valid || st.cp < 0x20 || st.cp == 0x7f || (st.cp >= 0x80 && st.cp <= 0x9f) || is_format_control(st.cp))
       return true;
   }
   return false;
@@ -90,8 +89,7 @@ size_t display_width(std::string_view s) {
 class Table {
  public:
   // align: one 'l' or 'r' per column.
-  Table(std::vector<std::string> header, std::string align)
-      : align_(std::move(align)) {
+  Table(std::vector<std::string> header, std::string align) : align_(std::move(align)) {
     rows_.push_back(std::move(header));
   }
   void add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
@@ -151,14 +149,12 @@ std::string duration(int64_t ns) {
   else if (whole < 3600)
     snprintf(buf, sizeof buf, "%dm%02ds", static_cast<int>(whole / 60), static_cast<int>(whole % 60));
   else
-    snprintf(buf, sizeof buf, "%dh%02dm", static_cast<int>(whole / 3600),
-             static_cast<int>(whole / 60 % 60));
+    snprintf(buf, sizeof buf, "%dh%02dm", static_cast<int>(whole / 3600), static_cast<int>(whole / 60 % 60));
   return buf;
 }
 
 int64_t now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
       .count();
 }
 
@@ -212,8 +208,7 @@ void print_json_line(std::ostream& out, const nlohmann::json& j) {
 
 void note_lost(std::ostream& out, const SessionSummary& s) {
   if (s.events_lost > 0)
-    out << "note: session " << s.id << " lost " << s.events_lost
-        << " tracer records; its activity is incomplete\n";
+    out << "note: session " << s.id << " lost " << s.events_lost << " tracer records; its activity is incomplete\n";
 }
 
 }  // namespace
@@ -260,15 +255,12 @@ int print_sessions(Reader& reader, bool json, std::ostream& out) {
     out << "no sessions in " << escape_for_terminal(reader.path()) << "\n";
     return 0;
   }
-  Table t({"ID", "STATE", "STARTED", "DURATION", "EVENTS", "DENIED", "ASKED", "LOST", "COMMAND"},
-          "rllrrrrrl");
+  Table t({"ID", "STATE", "STARTED", "DURATION", "EVENTS", "DENIED", "ASKED", "LOST", "COMMAND"}, "rllrrrrrl");
   for (const auto& s : *sessions) {
     int64_t end = s.end ? s.end->ended_ns : now_ns();
-    t.add({std::to_string(s.id), session_state_text(s),
-           local_time(s.start.started_ns, "%Y-%m-%d %H:%M:%S"),
-           duration(end - s.start.started_ns), std::to_string(s.events),
-           std::to_string(s.denials), std::to_string(s.asks), std::to_string(s.events_lost),
-           session_command(s)});
+    t.add({std::to_string(s.id), session_state_text(s), local_time(s.start.started_ns, "%Y-%m-%d %H:%M:%S"),
+           duration(end - s.start.started_ns), std::to_string(s.events), std::to_string(s.denials),
+           std::to_string(s.asks), std::to_string(s.events_lost), session_command(s)});
   }
   t.print(out);
   return 0;
@@ -293,8 +285,7 @@ int print_events(Reader& reader, const EventQuery& q, bool json, std::ostream& o
     std::set<int64_t> ids;
     for (const auto& e : *events) ids.insert(e.session);
     bool many_sessions = ids.size() > 1;
-    bool many_days = local_time(events->front().row.ev.ts_ns, "%F") !=
-                     local_time(events->back().row.ev.ts_ns, "%F");
+    bool many_days = local_time(events->front().row.ev.ts_ns, "%F") != local_time(events->back().row.ev.ts_ns, "%F");
     std::vector<std::string> header = {"TIME", "PID", "COMM", "ACTION", "DECISION", "RULE", "PATH"};
     std::string align = "lrlllll";
     if (many_sessions) header.insert(header.begin(), "SESSION"), align.insert(0, "r");
@@ -305,10 +296,13 @@ int print_events(Reader& reader, const EventQuery& q, bool json, std::ostream& o
       if (r.verdict.builtin) rule = "builtin:" + rule;
       std::string path = path_text(r.ev);
       if (r.count > 1) path += " (×" + std::to_string(r.count) + ")";
-      std::vector<std::string> row = {clock_ms(r.ev.ts_ns, many_days), std::to_string(r.ev.pid),
+      std::vector<std::string> row = {clock_ms(r.ev.ts_ns, many_days),
+                                      std::to_string(r.ev.pid),
                                       escape_for_terminal(r.ev.proc ? r.ev.proc->comm : ""),
-                                      std::string(action_name(r.ev.action)), decision_text(r),
-                                      rule, path};
+                                      std::string(action_name(r.ev.action)),
+                                      decision_text(r),
+                                      rule,
+                                      path};
       if (many_sessions) row.insert(row.begin(), std::to_string(e.session));
       t.add(std::move(row));
     }
@@ -358,13 +352,11 @@ int print_tree(Reader& reader, int64_t session, bool json, std::ostream& out) {
     int depth;
   };
   std::vector<Item> stack;
-  for (size_t k = roots.size(); k-- > 0;)
-    stack.push_back({roots[k], "", k + 1 == roots.size(), true, 0});
+  for (size_t k = roots.size(); k-- > 0;) stack.push_back({roots[k], "", k + 1 == roots.size(), true, 0});
   std::set<uint64_t> shown;  // parent links that form a cycle are cut
 
   if (!json) {
-    out << "session " << s->id << ": " << session_command(*s) << "  (" << session_state_text(*s)
-        << ")\n";
+    out << "session " << s->id << ": " << session_command(*s) << "  (" << session_state_text(*s) << ")\n";
     if (procs->empty()) out << "no processes recorded\n";
   }
   while (!stack.empty()) {
@@ -386,14 +378,12 @@ int print_tree(Reader& reader, int64_t session, bool json, std::ostream& out) {
         status = s->state == SessionState::Running ? "running" : "exit unknown";
       std::string counts = plural(p.events, "action", "actions");
       if (p.denials > 0) counts += ", " + std::to_string(p.denials) + " denied";
-      std::string cmd = p.row.argv.empty() ? "[" + escape_for_terminal(p.row.comm) + "]"
-                                           : shell_join(p.row.argv);
+      std::string cmd = p.row.argv.empty() ? "[" + escape_for_terminal(p.row.comm) + "]" : shell_join(p.row.argv);
       // One process, one line: a linker's argv would bury the tree (--json has it all).
       constexpr size_t kMaxCmd = 160;
       if (cmd.size() > kMaxCmd) cmd = cmd.substr(0, kMaxCmd - 3) + "...";
       std::string connector = it.root ? "" : (it.last ? "└─ " : "├─ ");
-      out << it.prefix << connector << p.row.pid << " " << cmd << "  " << status << "  "
-          << counts << "\n";
+      out << it.prefix << connector << p.row.pid << " " << cmd << "  " << status << "  " << counts << "\n";
     }
     auto c = children.find(p.row.proc_id);
     if (c == children.end()) continue;

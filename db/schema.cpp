@@ -161,14 +161,12 @@ Result<Ok> ensure_schema(sql::Database& db, const std::string& path, bool create
   auto version = db.query_int("PRAGMA user_version");
   if (!version) {
     // "file is not a database" and friends.
-    return Error{version.error().err, path + " is not a readable SQLite database: " +
-                                          version.error().message};
+    return Error{version.error().err, path + " is not a readable SQLite database: " + version.error().message};
   }
   auto check = [&](int64_t v) -> Result<Ok> {
     if (v > kSchemaVersion)
-      return Error{0, path + " was written by a newer cottonbox (schema version " +
-                          std::to_string(v) + "; this build knows version " +
-                          std::to_string(kSchemaVersion) +
+      return Error{0, path + " was written by a newer cottonbox (schema version " + std::to_string(v) +
+                          "; this build knows version " + std::to_string(kSchemaVersion) +
                           "); upgrade cottonbox or choose another file with --db"};
     if (v != 0 && v < kSchemaVersion)
       return Error{0, path + " has schema version " + std::to_string(v) +
@@ -179,8 +177,7 @@ Result<Ok> ensure_schema(sql::Database& db, const std::string& path, bool create
   if (auto r = check(*version); !r) return r;
   if (*version == kSchemaVersion) return Ok{};
 
-  if (!create)
-    return Error{0, path + " is not a cottonbox audit database (no schema version)"};
+  if (!create) return Error{0, path + " is not a cottonbox audit database (no schema version)"};
 
   // Two supervisors may start at once on a new file: decide under the write lock.
   sql::Transaction tx(db);
@@ -192,8 +189,9 @@ Result<Ok> ensure_schema(sql::Database& db, const std::string& path, bool create
   auto tables = db.query_int("SELECT count(*) FROM sqlite_schema");
   if (!tables) return tables.error();
   if (*tables != 0)
-    return Error{0, path + " is an SQLite database of something else; cottonbox will not write "
-                           "into it"};
+    return Error{0, path +
+                        " is an SQLite database of something else; cottonbox will not write "
+                        "into it"};
   if (auto r = db.exec(kSchemaSql); !r) return r;
   std::string set_version = "PRAGMA user_version = " + std::to_string(kSchemaVersion);
   if (auto r = db.exec(set_version.c_str()); !r) return r;
@@ -212,12 +210,10 @@ bool supervisor_alive(int32_t pid) {
   // is checked too (readable for our own uid, or as root).
   char buf[4096];
   ssize_t n = readlink((dir + "/exe").c_str(), buf, sizeof buf);
-  return n > 0 && std::string_view(buf, static_cast<size_t>(n)).find("cottonbox") !=
-                      std::string_view::npos;
+  return n > 0 && std::string_view(buf, static_cast<size_t>(n)).find("cottonbox") != std::string_view::npos;
 }
 
-bool running_session_is_stale(std::string_view boot_id, int32_t supervisor_pid,
-                              std::string_view current_boot) {
+bool running_session_is_stale(std::string_view boot_id, int32_t supervisor_pid, std::string_view current_boot) {
   if (boot_id != current_boot) return true;
   return !supervisor_alive(supervisor_pid);
 }

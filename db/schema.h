@@ -29,8 +29,7 @@ std::string current_boot_id();
 // executable contains "cottonbox" (pid reuse by anything else is not ours).
 bool supervisor_alive(int32_t pid);
 // A 'running' row whose supervisor is gone: another boot, or a dead pid.
-bool running_session_is_stale(std::string_view boot_id, int32_t supervisor_pid,
-                              std::string_view current_boot);
+bool running_session_is_stale(std::string_view boot_id, int32_t supervisor_pid, std::string_view current_boot);
 
 // JSON arrays of strings that stay exact: an element that is not valid UTF-8
 // is stored as {"b64": "..."} (JSON text cannot carry raw bytes).

@@ -6,18 +6,16 @@ namespace cb::db::sql {
 
 bool is_transient(int rc) {
   switch (rc & 0xff) {
-    case SQLITE_FULL:     // ENOSPC, or the database hit max_page_count
-    case SQLITE_IOERR:    // EFBIG (RLIMIT_FSIZE), EIO, a quota
-    case SQLITE_BUSY:     // another writer held the lock past busy_timeout
+    case SQLITE_FULL:   // ENOSPC, or the database hit max_page_count
+    case SQLITE_IOERR:  // EFBIG (RLIMIT_FSIZE), EIO, a quota
+    case SQLITE_BUSY:   // another writer held the lock past busy_timeout
     case SQLITE_LOCKED:
     case SQLITE_NOMEM:
-    case SQLITE_READONLY: // e.g. the file was made read-only under us
-    case SQLITE_CANTOPEN: // the -wal or -shm could not be (re)opened
+    case SQLITE_READONLY:  // e.g. the file was made read-only under us
+    case SQLITE_CANTOPEN:  // the -wal or -shm could not be (re)opened
     case SQLITE_PROTOCOL:
-    case SQLITE_INTERRUPT:
-      return true;
-    default:
-      return false;
+    case SQLITE_INTERRUPT: return true;
+    default: return false;
   }
 }
 
@@ -26,15 +24,12 @@ bool is_transient(int rc) {
 void Statement::bind_null(int i) { sqlite3_bind_null(stmt_.get(), i); }
 void Statement::bind_int(int i, int32_t v) { sqlite3_bind_int(stmt_.get(), i, v); }
 void Statement::bind_int64(int i, int64_t v) { sqlite3_bind_int64(stmt_.get(), i, v); }
-void Statement::bind_uint64(int i, uint64_t v) {
-  sqlite3_bind_int64(stmt_.get(), i, static_cast<int64_t>(v));
-}
+void Statement::bind_uint64(int i, uint64_t v) { sqlite3_bind_int64(stmt_.get(), i, static_cast<int64_t>(v)); }
 void Statement::bind_bool(int i, bool v) { sqlite3_bind_int(stmt_.get(), i, v ? 1 : 0); }
 
 void Statement::bind_text(int i, std::string_view v) {
   // A non-null pointer even for "": a null one would bind NULL.
-  sqlite3_bind_text64(stmt_.get(), i, v.empty() ? "" : v.data(), v.size(), SQLITE_STATIC,
-                      SQLITE_UTF8);
+  sqlite3_bind_text64(stmt_.get(), i, v.empty() ? "" : v.data(), v.size(), SQLITE_STATIC, SQLITE_UTF8);
 }
 
 void Statement::bind_blob(int i, std::string_view v) {
@@ -73,14 +68,10 @@ bool Statement::run() {
 
 void Statement::reset() { sqlite3_reset(stmt_.get()); }
 
-bool Statement::column_is_null(int c) const {
-  return sqlite3_column_type(stmt_.get(), c) == SQLITE_NULL;
-}
+bool Statement::column_is_null(int c) const { return sqlite3_column_type(stmt_.get(), c) == SQLITE_NULL; }
 int32_t Statement::column_int(int c) const { return sqlite3_column_int(stmt_.get(), c); }
 int64_t Statement::column_int64(int c) const { return sqlite3_column_int64(stmt_.get(), c); }
-uint64_t Statement::column_uint64(int c) const {
-  return static_cast<uint64_t>(sqlite3_column_int64(stmt_.get(), c));
-}
+uint64_t Statement::column_uint64(int c) const { return static_cast<uint64_t>(sqlite3_column_int64(stmt_.get(), c)); }
 bool Statement::column_bool(int c) const { return sqlite3_column_int(stmt_.get(), c) != 0; }
 
 std::string Statement::column_bytes(int c) const {
@@ -109,8 +100,7 @@ Result<Database> Database::open(const std::string& path, int flags) {
 }
 
 Result<Ok> Database::exec(const char* sql) {
-  if (sqlite3_exec(db_.get(), sql, nullptr, nullptr, nullptr) != SQLITE_OK)
-    return error(sql);
+  if (sqlite3_exec(db_.get(), sql, nullptr, nullptr, nullptr) != SQLITE_OK) return error(sql);
   return Ok{};
 }
 
@@ -141,13 +131,11 @@ Error Database::error(std::string_view what) const {
     // in WAL mode failed on the WAL file, which is the "journal" here.
     if (err == 0) sqlite3_file_control(db_.get(), "main", SQLITE_FCNTL_LAST_ERRNO, &err);
     sqlite3_file* wal = nullptr;
-    if (err == 0 &&
-        sqlite3_file_control(db_.get(), "main", SQLITE_FCNTL_JOURNAL_POINTER, &wal) == SQLITE_OK &&
-        wal && wal->pMethods)
+    if (err == 0 && sqlite3_file_control(db_.get(), "main", SQLITE_FCNTL_JOURNAL_POINTER, &wal) == SQLITE_OK && wal &&
+        wal->pMethods)
       wal->pMethods->xFileControl(wal, SQLITE_FCNTL_LAST_ERRNO, &err);
   }
-  std::string msg = what.empty() ? sqlite3_errmsg(db_.get())
-                                 : std::string(what) + ": " + sqlite3_errmsg(db_.get());
+  std::string msg = what.empty() ? sqlite3_errmsg(db_.get()) : std::string(what) + ": " + sqlite3_errmsg(db_.get());
   if (err != 0) msg += std::string(" (") + std::strerror(err) + ")";
   // SQLITE_FULL without an errno is still "no space" to the user.
   if (err == 0 && primary == SQLITE_FULL) err = ENOSPC;
@@ -187,8 +175,7 @@ Result<Ok> Transaction::commit() {
 
 void Transaction::rollback() {
   active_ = false;
-  if (db_->in_transaction())
-    sqlite3_exec(db_->get(), "ROLLBACK", nullptr, nullptr, nullptr);
+  if (db_->in_transaction()) sqlite3_exec(db_->get(), "ROLLBACK", nullptr, nullptr, nullptr);
 }
 
 }  // namespace cb::db::sql

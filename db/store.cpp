@@ -78,13 +78,12 @@ struct End {
   SessionEnd end;
 };
 
-using Body = std::variant<EventRow, ProcessRow, ProcessExec, ProcessExit, ApprovalRow, Degraded,
-                          EventsLost, End, Begin>;
+using Body =
+    std::variant<EventRow, ProcessRow, ProcessExec, ProcessExit, ApprovalRow, Degraded, EventsLost, End, Begin>;
 
 struct Record {
   template <typename T>
-  Record(int64_t s, T&& v)
-      : session(s), body(std::in_place_type<std::decay_t<T>>, std::forward<T>(v)) {}
+  Record(int64_t s, T&& v) : session(s), body(std::in_place_type<std::decay_t<T>>, std::forward<T>(v)) {}
   int64_t session;
   Body body;
 };
@@ -264,9 +263,8 @@ int on_wal_commit(void* checkpointer, sqlite3*, const char*, int pages) {
 
 struct Writer::Impl {
   struct Statements {
-    sql::Statement insert_session, insert_events, insert_event, insert_touch,
-        upsert_process, exec_process, exit_process, insert_approval, get_degraded, set_degraded,
-        set_lost, end_session, add_counts;
+    sql::Statement insert_session, insert_events, insert_event, insert_touch, upsert_process, exec_process,
+        exit_process, insert_approval, get_degraded, set_degraded, set_lost, end_session, add_counts;
   };
 
   std::string path;
@@ -330,8 +328,7 @@ struct Writer::Impl {
   Outcome write_batch();
   int write_records(size_t begin, size_t end);
   int insert_events(const std::vector<std::pair<int64_t, const EventRow*>>& group);
-  void bind_event(sql::Statement& s, int base, int64_t session, const EventRow& r,
-                  std::string& aliases);
+  void bind_event(sql::Statement& s, int base, int64_t session, const EventRow& r, std::string& aliases);
   int after_event(int64_t id, int64_t session, const EventRow& r);
   int touch(int64_t session, const std::string& path, int64_t id);
   int apply(int64_t session, Body& body);
@@ -375,8 +372,7 @@ Result<Ok> Writer::Impl::prepare() {
              " policy_hash, started_ns, state, observe, tracer, ask_mode, supervisor_pid, boot_id)"
              " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, 'running', ?11, ?12, ?13, ?14, ?15)"),
            p(st.insert_event, insert_events_sql(1)),
-           p(st.insert_touch,
-             "INSERT INTO touched_paths (path, session, first_id) VALUES (?1, ?2, ?3)"),
+           p(st.insert_touch, "INSERT INTO touched_paths (path, session, first_id) VALUES (?1, ?2, ?3)"),
            // Producers are separate threads (supervisor, eBPF reader): an exec
            // or exit may arrive before the fork that created the process.
            // Each statement therefore creates the row if needed, and a late
@@ -554,8 +550,7 @@ int Writer::Impl::insert_events(const std::vector<std::pair<int64_t, const Event
     if (s.run()) {
       int64_t first = db.last_insert_rowid() - n + 1;
       for (int k = 0; k < kRowsPerInsert; ++k)
-        if (int rc = after_event(first + k, group[k].first, *group[k].second); rc != SQLITE_OK)
-          return rc;
+        if (int rc = after_event(first + k, group[k].first, *group[k].second); rc != SQLITE_OK) return rc;
       return SQLITE_OK;
     }
     if (sql::is_transient(s.rc())) return s.rc();
@@ -756,8 +751,8 @@ Writer::Impl::Outcome Writer::Impl::write_batch() {
         if (b->rc == SQLITE_OK)
           b->reply.set_value(b->id);
         else
-          b->reply.set_value(Error{refused_error.err, "cannot record the session in " + path +
-                                                          ": " + refused_error.message});
+          b->reply.set_value(
+              Error{refused_error.err, "cannot record the session in " + path + ": " + refused_error.message});
       }
     }
     out.written += end - done - refused_now;
@@ -773,10 +768,8 @@ Writer::Impl::Outcome Writer::Impl::write_batch() {
     // its part of the batch was never tried, and not retried.
     for (auto& rec : batch)
       if (auto* b = std::get_if<Begin>(&rec.body))
-        b->reply.set_value(Error{out.error.err, "cannot record the session in " + path + ": " +
-                                                    out.error.message});
-    out.refused += std::erase_if(
-        batch, [](const Record& r) { return std::holds_alternative<Begin>(r.body); });
+        b->reply.set_value(Error{out.error.err, "cannot record the session in " + path + ": " + out.error.message});
+    out.refused += std::erase_if(batch, [](const Record& r) { return std::holds_alternative<Begin>(r.body); });
   }
   return out;
 }
@@ -792,12 +785,10 @@ void Writer::Impl::run() {
     }
     if (failures == 0) {
       // Let producers fill the batch, unless it is already large or wanted now.
-      wake.wait_for(lk, kCommitInterval,
-                    [&] { return stop || urgent || pending.size() >= kLargeBatch; });
+      wake.wait_for(lk, kCommitInterval, [&] { return stop || urgent || pending.size() >= kLargeBatch; });
     } else {
       if (stop && failures >= kShutdownAttempts) break;
-      auto delay = std::min<std::chrono::milliseconds>(kRetryFirst * (1 << std::min(failures, 5)),
-                                                       kRetryMax);
+      auto delay = std::min<std::chrono::milliseconds>(kRetryFirst * (1 << std::min(failures, 5)), kRetryMax);
       if (stop) delay = kRetryFirst * failures;
       wake.wait_for(lk, delay, [&] { return urgent; });
     }
@@ -805,8 +796,7 @@ void Writer::Impl::run() {
     if (batch.empty()) {
       batch.swap(pending);
     } else {
-      batch.insert(batch.end(), std::make_move_iterator(pending.begin()),
-                   std::make_move_iterator(pending.end()));
+      batch.insert(batch.end(), std::make_move_iterator(pending.begin()), std::make_move_iterator(pending.end()));
       pending.clear();
     }
     uint64_t through = enqueued;
@@ -855,8 +845,7 @@ Writer::~Writer() {
 Result<Ok> Writer::create_files(const std::string& path) {
   if (auto slash = path.find_last_of('/'); slash != std::string::npos && slash > 0) {
     std::string dir = path.substr(0, slash);
-    if (int e = mkdir_parents(dir); e != 0)
-      return Error::from_errno("cannot create the directory " + dir, e);
+    if (int e = mkdir_parents(dir); e != 0) return Error::from_errno("cannot create the directory " + dir, e);
   }
   // Created here rather than by SQLite so that it is private from the first
   // byte: SQLite gives -wal and -shm the same mode.
@@ -870,8 +859,8 @@ Result<Ok> Writer::create_files(const std::string& path) {
   ::close(fd);
   if (got > 0) {
     uint32_t version = uint32_t{head[60]} << 24 | uint32_t{head[61]} << 16 | uint32_t{head[62]} << 8 | head[63];
-    bool ours = got == sizeof head && memcmp(head, "SQLite format 3", 16) == 0 &&
-                (version == 0 || version == kSchemaVersion);
+    bool ours =
+        got == sizeof head && memcmp(head, "SQLite format 3", 16) == 0 && (version == 0 || version == kSchemaVersion);
     if (!ours) return Ok{};
   }
   // Empty -wal and -shm files are what SQLite makes of them anyway, and an
@@ -945,12 +934,8 @@ void Writer::exec_process(int64_t session, ProcessExec e) { impl_->enqueue(sessi
 void Writer::exit_process(int64_t session, ProcessExit e) { impl_->enqueue(session, std::move(e)); }
 void Writer::add_event(int64_t session, EventRow e) { impl_->enqueue(session, std::move(e)); }
 void Writer::add_approval(int64_t session, ApprovalRow a) { impl_->enqueue(session, std::move(a)); }
-void Writer::add_degraded(int64_t session, std::string reason) {
-  impl_->enqueue(session, Degraded{std::move(reason)});
-}
-void Writer::set_events_lost(int64_t session, uint64_t lost) {
-  impl_->enqueue(session, EventsLost{lost});
-}
+void Writer::add_degraded(int64_t session, std::string reason) { impl_->enqueue(session, Degraded{std::move(reason)}); }
+void Writer::set_events_lost(int64_t session, uint64_t lost) { impl_->enqueue(session, EventsLost{lost}); }
 
 Result<Ok> Writer::flush() {
   Impl& m = *impl_;
@@ -964,8 +949,8 @@ Result<Ok> Writer::flush() {
   m.wake.notify_one();
   m.done.wait(lk, [&] { return m.committed_through >= target || m.failed_attempt > started; });
   if (m.committed_through >= target) return Ok{};
-  return Error{m.last_error.err, "audit database " + m.path + ": " + m.last_error.message +
-                                     "; the records are kept and retried"};
+  return Error{m.last_error.err,
+               "audit database " + m.path + ": " + m.last_error.message + "; the records are kept and retried"};
 }
 
 Result<Ok> Writer::end_session(int64_t session, const SessionEnd& e) {
@@ -985,8 +970,7 @@ const std::string& Writer::path() const { return impl_->path; }
 
 std::string default_db_path() {
   // XDG: a relative $XDG_DATA_HOME is invalid and must be ignored.
-  if (const char* x = std::getenv("XDG_DATA_HOME"); x && x[0] == '/')
-    return std::string(x) + "/cottonbox/audit.db";
+  if (const char* x = std::getenv("XDG_DATA_HOME"); x && x[0] == '/') return std::string(x) + "/cottonbox/audit.db";
   std::string home;
   if (const char* h = std::getenv("HOME"); h && h[0]) {
     home = h;

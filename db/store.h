@@ -43,7 +43,7 @@ struct SessionStart {
   std::string tracer;    // "seccomp", "ebpf", "seccomp,ebpf"
   std::string ask_mode;  // "gui", "tty", "deny", "allow"
   int32_t supervisor_pid = 0;
-  std::string boot_id;   // /proc/sys/kernel/random/boot_id: with supervisor_pid, tells a dead session
+  std::string boot_id;  // /proc/sys/kernel/random/boot_id: with supervisor_pid, tells a dead session
 };
 
 enum class SessionState { Running, Ended, Aborted };
@@ -86,11 +86,11 @@ struct ProcessExit {
 };
 
 struct EventRow {
-  uint64_t seq = 0;  // session-unique, assigned by the producer (approvals refer to it)
-  Event ev;          // ev.proc->proc_id links the process
-  Verdict verdict;   // what the policy said (allow/deny/ask/log, the rule)
-  bool allowed = true;     // what was decided in the end (an ask's answer; deny when unanswered)
-  bool enforced = true;    // false in --observe sessions: the decision was recorded, not applied
+  uint64_t seq = 0;      // session-unique, assigned by the producer (approvals refer to it)
+  Event ev;              // ev.proc->proc_id links the process
+  Verdict verdict;       // what the policy said (allow/deny/ask/log, the rule)
+  bool allowed = true;   // what was decided in the end (an ask's answer; deny when unanswered)
+  bool enforced = true;  // false in --observe sessions: the decision was recorded, not applied
   Layer layer = Layer::None;
   int32_t result_errno = -1;  // 0 success, >0 the errno the syscall returned, -1 unknown
   uint32_t count = 1;         // >1 when a burst of identical events was folded into one row
@@ -101,8 +101,8 @@ struct ApprovalRow {
   int64_t asked_ns = 0;
   int64_t answered_ns = 0;
   std::string answered_by;  // "tty", "gui", "timeout", "no-asker", or a protocol client's name
-  std::string answer;       // "allow-once", "deny-once", "allow-tree", "deny-tree", "allow-always", "deny-always", "timeout"
-  std::string rule_written; // the rule text saved to the user rules file, if any
+  std::string answer;  // "allow-once", "deny-once", "allow-tree", "deny-tree", "allow-always", "deny-always", "timeout"
+  std::string rule_written;  // the rule text saved to the user rules file, if any
 };
 
 // ----------------------------------------------------------------- writer --
@@ -163,7 +163,7 @@ class Writer {
 struct SessionSummary {
   int64_t id = 0;
   SessionStart start;
-  std::optional<SessionEnd> end;     // nullopt while running
+  std::optional<SessionEnd> end;  // nullopt while running
   SessionState state = SessionState::Running;
   std::vector<std::string> degraded;
   uint64_t events_lost = 0;
@@ -172,9 +172,9 @@ struct SessionSummary {
 
 struct EventQuery {
   std::optional<int64_t> session;
-  std::optional<std::string> action;    // exact action name, or a group (file.mutate, file.*)
-  std::optional<std::string> decision;  // "allow" | "deny" | "ask" | "log" (ask/log match the verdict)
-  std::optional<std::string> path_glob; // matched against path and target
+  std::optional<std::string> action;     // exact action name, or a group (file.mutate, file.*)
+  std::optional<std::string> decision;   // "allow" | "deny" | "ask" | "log" (ask/log match the verdict)
+  std::optional<std::string> path_glob;  // matched against path and target
   std::optional<int32_t> pid;
   std::optional<uint64_t> proc_id;
   int64_t after_id = 0;  // for paging and live tails
@@ -184,7 +184,7 @@ struct EventQuery {
 struct StoredEvent {
   int64_t id = 0;
   int64_t session = 0;
-  EventRow row;           // row.ev.proc points at a ProcessInfo rebuilt from the processes table
+  EventRow row;  // row.ev.proc points at a ProcessInfo rebuilt from the processes table
   std::optional<ApprovalRow> approval;
 };
 

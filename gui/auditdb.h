@@ -35,8 +35,8 @@ class AuditDatabase {
   // Every event whose path or target matches `glob` (the rules' globs), in
   // one session or all, with the process chain behind each.  `changesOnly`
   // keeps the file changes (file.mutate), without reads and execs.
-  std::vector<Touch> whoTouched(std::optional<int64_t> session, const std::string& glob, size_t limit,
-                                QString* error, bool changesOnly = false);
+  std::vector<Touch> whoTouched(std::optional<int64_t> session, const std::string& glob, size_t limit, QString* error,
+                                bool changesOnly = false);
 
  private:
   std::unique_ptr<db::Reader> m_reader;

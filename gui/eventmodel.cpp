@@ -35,8 +35,8 @@ void EventModel::flushUpTo(int64_t cutoffNs) {
   if (m_pending.empty()) return;
   auto byTime = [](const EventItem& a, const EventItem& b) { return a.row.ev.ts_ns < b.row.ev.ts_ns; };
   std::stable_sort(m_pending.begin(), m_pending.end(), byTime);
-  auto ready = std::find_if(m_pending.begin(), m_pending.end(),
-                            [&](const EventItem& e) { return e.row.ev.ts_ns > cutoffNs; });
+  auto ready =
+      std::find_if(m_pending.begin(), m_pending.end(), [&](const EventItem& e) { return e.row.ev.ts_ns > cutoffNs; });
   if (ready == m_pending.begin()) return;
   std::vector<EventItem> batch(std::make_move_iterator(m_pending.begin()), std::make_move_iterator(ready));
   m_pending.erase(m_pending.begin(), ready);
@@ -131,8 +131,7 @@ QVariant EventModel::data(const QModelIndex& index, int role) const {
       if (r.result_errno > 0) tip += tr(" (errno %1)").arg(r.result_errno);
       if (!r.verdict.rule_id.empty()) tip += tr("\nrule: %1").arg(qs(r.verdict.rule_id));
       if (!r.verdict.message.empty()) tip += tr("\n%1").arg(qs(r.verdict.message));
-      if (it.approval)
-        tip += tr("\nanswered %1 by %2").arg(qs(it.approval->answer), qs(it.approval->answered_by));
+      if (it.approval) tip += tr("\nanswered %1 by %2").arg(qs(it.approval->answer), qs(it.approval->answered_by));
       if (!r.enforced) tip += tr("\nobserve mode: recorded, not enforced");
       return tip;
     }
@@ -222,7 +221,8 @@ void EventFilterModel::setProcIds(std::set<uint64_t> ids) {
 }
 
 bool EventFilterModel::isFiltering() const {
-  return m_actions || m_actionUnknown || !m_decision.isEmpty() || !m_process.isEmpty() || !m_pathText.empty() || !m_procIds.empty();
+  return m_actions || m_actionUnknown || !m_decision.isEmpty() || !m_process.isEmpty() || !m_pathText.empty() ||
+         !m_procIds.empty();
 }
 
 std::vector<int> EventFilterModel::sourceRows() const {
@@ -241,8 +241,7 @@ bool EventFilterModel::filterAcceptsRow(int row, const QModelIndex& parent) cons
   if (!decisionMatches(r, m_decision)) return false;
   if (!m_procIds.empty() && (!ev.proc || !m_procIds.count(ev.proc->proc_id))) return false;
   if (!m_process.isEmpty()) {
-    bool hit = (m_pid && ev.pid == m_pid) ||
-               (ev.proc && ev.proc->comm.find(m_processBytes) != std::string::npos);
+    bool hit = (m_pid && ev.pid == m_pid) || (ev.proc && ev.proc->comm.find(m_processBytes) != std::string::npos);
     if (!hit) return false;
   }
   if (!m_pathText.empty()) {

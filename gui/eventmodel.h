@@ -28,7 +28,16 @@ struct EventItem {
 class EventModel : public QAbstractTableModel {
   Q_OBJECT
  public:
-  enum Column { TimeColumn, PidColumn, ProcessColumn, ActionColumn, DecisionColumn, RuleColumn, PathColumn, ColumnCount };
+  enum Column {
+    TimeColumn,
+    PidColumn,
+    ProcessColumn,
+    ActionColumn,
+    DecisionColumn,
+    RuleColumn,
+    PathColumn,
+    ColumnCount
+  };
   enum Role { ToneRole = Qt::UserRole + 1, ProcIdRole, SortKeyRole };
 
   static constexpr size_t kDefaultCapacity = 50000;
@@ -91,7 +100,7 @@ class EventFilterModel : public QSortFilterProxyModel {
   void setDecision(const QString& decision);  // "", "deny", "ask", "allow", "log"
   void setProcess(const QString& text);
   void setPath(const QString& text);
-  void setProcIds(std::set<uint64_t> ids);    // empty = any
+  void setProcIds(std::set<uint64_t> ids);  // empty = any
   bool isFiltering() const;
   // Why the path filter cannot be used ("" when it can).
   QString pathError() const { return m_pathError; }

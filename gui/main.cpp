@@ -17,15 +17,18 @@ int main(int argc, char** argv) {
   cb::gui::applyStyle();
 
   QCommandLineParser cli;
-  cli.setApplicationDescription(QApplication::tr("Watch cottonbox sessions live, answer their prompts, review audit databases."));
+  cli.setApplicationDescription(
+      QApplication::tr("Watch cottonbox sessions live, answer their prompts, review audit databases."));
   cli.addHelpOption();
   cli.addVersionOption();
-  QCommandLineOption dbOpt(QStringLiteral("db"), QApplication::tr("The audit database to review (default: the one `cottonbox run` uses)."),
+  QCommandLineOption dbOpt(QStringLiteral("db"),
+                           QApplication::tr("The audit database to review (default: the one `cottonbox run` uses)."),
                            QStringLiteral("FILE"));
   QCommandLineOption socketOpt(QStringLiteral("socket"),
                                QApplication::tr("Listen here instead of $XDG_RUNTIME_DIR/cottonbox/gui.sock."),
                                QStringLiteral("PATH"));
-  QCommandLineOption noListen(QStringLiteral("no-listen"), QApplication::tr("Review only: no live sessions, no prompts."));
+  QCommandLineOption noListen(QStringLiteral("no-listen"),
+                              QApplication::tr("Review only: no live sessions, no prompts."));
   cli.addOptions({dbOpt, socketOpt, noListen});
   cli.process(app);
 

@@ -108,7 +108,10 @@ MainWindow::MainWindow(GuiServer* server, SessionHub* hub, PromptController* pro
   auto* quit = new QAction(tr("&Quit"), this);
   quit->setShortcut(QKeySequence::Quit);
   connect(open, &QAction::triggered, this, &MainWindow::chooseDatabase);
-  connect(reload, &QAction::triggered, this, [this] { showCurrent(true); refresh(); });
+  connect(reload, &QAction::triggered, this, [this] {
+    showCurrent(true);
+    refresh();
+  });
   connect(exportAct, &QAction::triggered, this, &MainWindow::exportEvents);
   connect(quit, &QAction::triggered, qApp, &QApplication::quit);
   QMenu* file = menuBar()->addMenu(tr("&File"));
@@ -140,7 +143,8 @@ MainWindow::MainWindow(GuiServer* server, SessionHub* hub, PromptController* pro
   statusBar()->addWidget(m_listening, 1);
   statusBar()->addPermanentWidget(m_dbLabel);
 
-  connect(m_sessionView->selectionModel(), &QItemSelectionModel::currentRowChanged, this, &MainWindow::onSelectionChanged);
+  connect(m_sessionView->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
+          &MainWindow::onSelectionChanged);
   connect(m_page, &SessionPage::status, this, [this](const QString& m) { statusBar()->showMessage(m, 8000); });
   connect(hub, &SessionHub::sessionAdded, this, [this](LiveSession* s) {
     m_sessions->addLive(s);
@@ -171,7 +175,8 @@ MainWindow::MainWindow(GuiServer* server, SessionHub* hub, PromptController* pro
     m_tray->setContextMenu(menu);
     connect(m_tray, &QSystemTrayIcon::activated, this, [this](QSystemTrayIcon::ActivationReason r) {
       if (r != QSystemTrayIcon::Trigger) return;
-      if (m_prompts->hasCurrent()) m_promptWindow->bringToFront();
+      if (m_prompts->hasCurrent())
+        m_promptWindow->bringToFront();
       else {
         showNormal();
         raise();
@@ -195,8 +200,9 @@ void MainWindow::updateListening() {
   if (m_server->isListening())
     m_listening->setText(tr("Listening for `cottonbox run` on %1").arg(m_server->socketPath()));
   else
-    m_listening->setText(tr("Not listening: %1 — live sessions and prompts are off; review still works")
-                             .arg(m_server->errorString().isEmpty() ? tr("started with --no-listen") : m_server->errorString()));
+    m_listening->setText(
+        tr("Not listening: %1 — live sessions and prompts are off; review still works")
+            .arg(m_server->errorString().isEmpty() ? tr("started with --no-listen") : m_server->errorString()));
 }
 
 bool MainWindow::openDatabase(const QString& path) {
@@ -267,8 +273,9 @@ void MainWindow::updatePromptButton() {
   m_promptButton->setText(n ? tr("⚠  %1 waiting — show").arg(counted(static_cast<uint64_t>(n), "prompt", "prompts"))
                             : tr("No prompts waiting"));
   m_promptButton->setStyleSheet(
-      n ? QStringLiteral("QToolButton { background: #fff3d6; color: #8a5a00; font-weight: bold; border: 1px solid #f0d48a;"
-                         " border-radius: 6px; padding: 3px 12px; }")
+      n ? QStringLiteral(
+              "QToolButton { background: #fff3d6; color: #8a5a00; font-weight: bold; border: 1px solid #f0d48a;"
+              " border-radius: 6px; padding: 3px 12px; }")
         : QStringLiteral("QToolButton { color: #8c959f; padding: 3px 12px; }"));
   if (m_tray)
     m_tray->setToolTip(n ? tr("cottonbox — %1 waiting").arg(counted(static_cast<uint64_t>(n), "prompt", "prompts"))
@@ -303,8 +310,8 @@ void MainWindow::closeEvent(QCloseEvent* e) {
     hide();
     if (!m_trayHintShown) {
       m_tray->showMessage(tr("cottonbox keeps listening"),
-                          tr("Prompts will still appear. Quit from the tray menu to stop."), QSystemTrayIcon::Information,
-                          6000);
+                          tr("Prompts will still appear. Quit from the tray menu to stop."),
+                          QSystemTrayIcon::Information, 6000);
       m_trayHintShown = true;
     }
     e->ignore();

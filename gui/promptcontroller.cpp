@@ -21,8 +21,7 @@ std::string envOr(const char* k, const std::string& d) {
 
 }  // namespace
 
-PromptController::PromptController(QObject* parent)
-    : QObject(parent), m_rulesFile(userRulesPath()), m_now(wallNs) {
+PromptController::PromptController(QObject* parent) : QObject(parent), m_rulesFile(userRulesPath()), m_now(wallNs) {
   m_tick.setInterval(200);
   connect(&m_tick, &QTimer::timeout, this, &PromptController::onTick);
 }
@@ -155,12 +154,13 @@ PromptKey PromptController::currentKey() const {
 bool PromptController::answerAlways(bool allow, const QString& ruleYaml, QString* error,
                                     std::optional<PromptKey> expected) {
   if (m_queue.empty() || (expected && !(currentKey() == *expected))) {
-    if (error) *error = tr("The prompt ended before the rule was saved (it timed out or its process is gone); nothing was written.");
+    if (error)
+      *error =
+          tr("The prompt ended before the rule was saved (it timed out or its process is gone); nothing was written.");
     return false;
   }
   const Prompt& p = m_queue.front();
-  std::map<std::string, std::string> vars{
-      {"CWD", p.cwd}, {"HOME", envOr("HOME", "/")}, {"USER", envOr("USER", "")}};
+  std::map<std::string, std::string> vars{{"CWD", p.cwd}, {"HOME", envOr("HOME", "/")}, {"USER", envOr("USER", "")}};
   if (!appendRule(m_rulesFile, ruleYaml, vars, error)) return false;
   answer({0, allow, proto::Scope::Always, bytes(ruleYaml), {}, false});
   return true;

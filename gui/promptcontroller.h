@@ -74,8 +74,8 @@ class PromptController : public QObject {
   void setClock(std::function<int64_t()> now) { m_now = std::move(now); }
 
  signals:
-  void currentChanged();     // another prompt is on screen, or none is left
-  void countChanged();       // the current prompt folded more requests
+  void currentChanged();  // another prompt is on screen, or none is left
+  void countChanged();    // the current prompt folded more requests
   void queueChanged(int waiting);
   void tick(int secondsLeft);
   void promptArrived(const cb::gui::Prompt& prompt);  // every new prompt (the tray)

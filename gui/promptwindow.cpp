@@ -2,8 +2,8 @@
 
 #include <QDialogButtonBox>
 #include <QFrame>
-#include <QGuiApplication>
 #include <QGridLayout>
+#include <QGuiApplication>
 #include <QHBoxLayout>
 #include <QKeySequence>
 #include <QLabel>
@@ -76,8 +76,9 @@ PromptWindow::PromptWindow(PromptController* controller, QWidget* parent)
   m_rule = new QLabel(this);
   m_rule->setWordWrap(true);
   m_rule->setTextFormat(Qt::RichText);
-  m_rule->setStyleSheet(QStringLiteral(
-      "QLabel { background: #fff8e6; border: 1px solid #f0d48a; border-radius: 6px; padding: 8px 10px; color: #3d2c00; }"));
+  m_rule->setStyleSheet(
+      QStringLiteral("QLabel { background: #fff8e6; border: 1px solid #f0d48a; border-radius: 6px; padding: 8px 10px; "
+                     "color: #3d2c00; }"));
   v->addWidget(m_rule);
 
   v->addSpacing(4);
@@ -94,9 +95,9 @@ PromptWindow::PromptWindow(PromptController* controller, QWidget* parent)
   m_progress->setTextVisible(false);
   m_progress->setFixedHeight(8);
   m_progress->setRange(0, 1000);
-  m_progress->setStyleSheet(QStringLiteral(
-      "QProgressBar { background: #eaeef2; border: none; border-radius: 4px; }"
-      "QProgressBar::chunk { background: #d4a72c; border-radius: 4px; }"));
+  m_progress->setStyleSheet(
+      QStringLiteral("QProgressBar { background: #eaeef2; border: none; border-radius: 4px; }"
+                     "QProgressBar::chunk { background: #d4a72c; border-radius: 4px; }"));
   m_countdown = new QLabel(this);
   m_countdown->setStyleSheet(QStringLiteral("color: #57606a;"));
   cd->addWidget(m_progress, 1);
@@ -116,7 +117,8 @@ PromptWindow::PromptWindow(PromptController* controller, QWidget* parent)
     b->setProperty("key", key);
     return b;
   };
-  m_allowOnce = make(tr("Allow once"), QStringLiteral("A"), tr("Let this request (and the ones folded into it) through"));
+  m_allowOnce =
+      make(tr("Allow once"), QStringLiteral("A"), tr("Let this request (and the ones folded into it) through"));
   m_allowTree = make(tr("Allow this tree"), QStringLiteral("T"),
                      tr("Allow this action for this process and its children until the session ends"));
   m_allowAlways = make(tr("Always allow…"), QStringLiteral("Y"),
@@ -132,7 +134,8 @@ PromptWindow::PromptWindow(PromptController* controller, QWidget* parent)
       "QPushButton { background: #f6f8fa; border: 1px solid #c9d1d9; border-radius: 6px; padding: 4px 14px; }"
       "QPushButton:hover { background: #eef1f4; }");
   const QString denyStyle = QStringLiteral(
-      "QPushButton { background: #fff5f5; border: 1px solid #f1b7b2; border-radius: 6px; padding: 4px 14px; color: #9b1c12; }"
+      "QPushButton { background: #fff5f5; border: 1px solid #f1b7b2; border-radius: 6px; padding: 4px 14px; color: "
+      "#9b1c12; }"
       "QPushButton:hover { background: #ffecec; }");
   for (auto* b : {m_allowOnce, m_allowTree, m_allowAlways}) b->setStyleSheet(allowStyle);
   for (auto* b : {m_denyOnce, m_denyTree, m_denyAlways}) b->setStyleSheet(denyStyle);
@@ -212,7 +215,9 @@ void PromptWindow::refresh() {
   for (int i = n - 1; i >= 0; --i) {
     const auto& l = a.chain[static_cast<size_t>(i)];
     int depth = n - 1 - i;
-    QString indent = depth == 0 ? QString() : QString(QStringLiteral("&nbsp;&nbsp;")).repeated(depth - 1) + QStringLiteral("└&nbsp;");
+    QString indent = depth == 0
+                         ? QString()
+                         : QString(QStringLiteral("&nbsp;&nbsp;")).repeated(depth - 1) + QStringLiteral("└&nbsp;");
     QString cmd = l.argv.empty() ? safe(l.comm) : commandLine(l.argv);
     if (cmd.size() > 200) cmd = cmd.left(198) + QStringLiteral("…");
     QString line = indent + html(cmd) + QStringLiteral("  <span style='color:#8c959f'>pid %1</span>").arg(l.pid);
@@ -246,9 +251,11 @@ void PromptWindow::refreshSummary() {
 void PromptWindow::refreshCountdown(int secondsLeft) {
   if (!m_c->hasCurrent()) return;
   qint64 total = m_c->totalMs();
-  m_progress->setValue(static_cast<int>(std::clamp<qint64>(m_c->msLeft() * 1000 / std::max<qint64>(total, 1), 0, 1000)));
-  m_countdown->setText(tr("Asked at %1  ·  denied automatically in %2")
-                           .arg(timeOfDay(m_c->current().ask.asked_ns).left(8), duration(int64_t(secondsLeft) * 1000000000)));
+  m_progress->setValue(
+      static_cast<int>(std::clamp<qint64>(m_c->msLeft() * 1000 / std::max<qint64>(total, 1), 0, 1000)));
+  m_countdown->setText(
+      tr("Asked at %1  ·  denied automatically in %2")
+          .arg(timeOfDay(m_c->current().ask.asked_ns).left(8), duration(int64_t(secondsLeft) * 1000000000)));
 }
 
 void PromptWindow::refreshQueue(int waiting) {
@@ -275,7 +282,8 @@ RuleDialog::RuleDialog(PromptController* controller, bool allow, QWidget* parent
   v->setSpacing(10);
   if (controller->hasCurrent()) {
     const proto::AskMsg& a = controller->current().ask;
-    auto* what = new QLabel(tr("%1 wants to %2").arg(a.row.ev.proc ? safe(a.row.ev.proc->comm) : tr("A process"), qs(a.summary)), this);
+    auto* what = new QLabel(
+        tr("%1 wants to %2").arg(a.row.ev.proc ? safe(a.row.ev.proc->comm) : tr("A process"), qs(a.summary)), this);
     QFont f = what->font();
     f.setBold(true);
     f.setPointSizeF(f.pointSizeF() * 1.15);
@@ -302,7 +310,8 @@ RuleDialog::RuleDialog(PromptController* controller, bool allow, QWidget* parent
   m_error->hide();
   v->addWidget(m_error);
   auto* buttons = new QDialogButtonBox(this);
-  auto* ok = buttons->addButton(allow ? tr("Save rule and allow") : tr("Save rule and deny"), QDialogButtonBox::AcceptRole);
+  auto* ok =
+      buttons->addButton(allow ? tr("Save rule and allow") : tr("Save rule and deny"), QDialogButtonBox::AcceptRole);
   buttons->addButton(QDialogButtonBox::Cancel)->setIcon(QIcon());
   ok->setDefault(true);
   connect(buttons, &QDialogButtonBox::accepted, this, &RuleDialog::save);

@@ -99,10 +99,12 @@ QString proposeRule(const proto::AskMsg& ask, bool allow, const RuleContext& ctx
   const Event& ev = ask.row.ev;
   std::string action(action_name(ev.action));
   QString base = QStringLiteral("gui-%1-%2-%3")
-                     .arg(allow ? QStringLiteral("allow") : QStringLiteral("deny"), qs(action).replace(QLatin1Char('.'), QLatin1Char('-')),
+                     .arg(allow ? QStringLiteral("allow") : QStringLiteral("deny"),
+                          qs(action).replace(QLatin1Char('.'), QLatin1Char('-')),
                           ctx.now.toString(QStringLiteral("yyyyMMdd-HHmmss")));
   QString id = base;
-  for (int n = 2; ctx.existingText.contains(QStringLiteral("id: ") + id); ++n) id = base + QLatin1Char('-') + QString::number(n);
+  for (int n = 2; ctx.existingText.contains(QStringLiteral("id: ") + id); ++n)
+    id = base + QLatin1Char('-') + QString::number(n);
 
   // A folded ask covers a directory's worth of requests: the rule does too.
   std::string path = ask.count > 1 ? exactGlob(dirnameOf(ev.path)) + "/**" : exactGlob(ev.path);
@@ -112,8 +114,8 @@ QString proposeRule(const proto::AskMsg& ask, bool allow, const RuleContext& ctx
   QStringList l;
   l << QStringLiteral("  - id: %1").arg(id);
   l << QStringLiteral("    # \"Always %1\" from the cottonbox prompt, %2, session %3")
-           .arg(allow ? QStringLiteral("allow") : QStringLiteral("deny"), ctx.now.toString(QStringLiteral("yyyy-MM-dd HH:mm")),
-                ctx.sessionLabel);
+           .arg(allow ? QStringLiteral("allow") : QStringLiteral("deny"),
+                ctx.now.toString(QStringLiteral("yyyy-MM-dd HH:mm")), ctx.sessionLabel);
   if (!ask.row.verdict.rule_id.empty())
     l << QStringLiteral("    # asked by rule %1 for: %2").arg(qs(ask.row.verdict.rule_id), cmd.left(100));
   else if (!cmd.isEmpty())

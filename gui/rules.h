@@ -18,9 +18,9 @@ namespace cb::gui {
 QString userRulesPath();
 
 struct RuleContext {
-  QString sessionLabel;        // for the comment: who asked, where
-  std::string cwd;             // the session's
-  QString existingText;        // the rules file as it is (ids must be fresh)
+  QString sessionLabel;  // for the comment: who asked, where
+  std::string cwd;       // the session's
+  QString existingText;  // the rules file as it is (ids must be fresh)
   QDateTime now = QDateTime::currentDateTime();
 };
 

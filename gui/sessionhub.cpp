@@ -94,9 +94,9 @@ void SessionHub::onMessage(quint64 connection, const proto::Message& m) {
   LiveSession* s = m_byConnection.value(connection);
   if (auto* h = std::get_if<proto::Hello>(&m)) {
     if (s) return;  // said twice: the first one counts
-    m_server->send(connection, proto::Welcome{proto::kVersion,
-                                              "cottonbox-gui " + std::string(proto::software_version()),
-                                              bytes(m_name)});
+    m_server->send(
+        connection,
+        proto::Welcome{proto::kVersion, "cottonbox-gui " + std::string(proto::software_version()), bytes(m_name)});
     if (h->version != proto::kVersion) {
       // The client refuses us when it sees our version; nothing to show.
       return;

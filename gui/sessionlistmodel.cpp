@@ -19,9 +19,8 @@ int SessionListModel::rowOf(const QString& uuid) const {
 
 void SessionListModel::insertSorted(Row r) {
   // Newest first.
-  auto it = std::find_if(m_rows.begin(), m_rows.end(), [&](const Row& x) {
-    return std::tie(x.startedNs, x.id) < std::tie(r.startedNs, r.id);
-  });
+  auto it = std::find_if(m_rows.begin(), m_rows.end(),
+                         [&](const Row& x) { return std::tie(x.startedNs, x.id) < std::tie(r.startedNs, r.id); });
   int at = static_cast<int>(it - m_rows.begin());
   beginInsertRows(QModelIndex(), at, at);
   m_rows.insert(m_rows.begin() + at, std::move(r));
@@ -148,9 +147,7 @@ QVariant SessionListModel::data(const QModelIndex& index, int role) const {
   const bool running = stateText(r) == tr("running");
   const auto deg = degraded(r);
   // Live counts are current; the database's include what a slow GUI dropped.
-  auto pick = [&](uint64_t stored, uint64_t live) {
-    return std::max(r.stored ? stored : 0, r.live ? live : 0);
-  };
+  auto pick = [&](uint64_t stored, uint64_t live) { return std::max(r.stored ? stored : 0, r.live ? live : 0); };
   uint64_t events = pick(s.events, r.live ? r.live->events() : 0);
   uint64_t asks = pick(s.asks, r.live ? r.live->asks() : 0);
   uint64_t denials = pick(s.denials, r.live ? r.live->denials() : 0);

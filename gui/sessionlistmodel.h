@@ -15,12 +15,21 @@ namespace cb::gui {
 class SessionListModel : public QAbstractTableModel {
   Q_OBJECT
  public:
-  enum Column { SessionColumn, StateColumn, StartedColumn, EventsColumn, AsksColumn, DenialsColumn, ExitColumn, ColumnCount };
+  enum Column {
+    SessionColumn,
+    StateColumn,
+    StartedColumn,
+    EventsColumn,
+    AsksColumn,
+    DenialsColumn,
+    ExitColumn,
+    ColumnCount
+  };
 
   struct Row {
     QString uuid;
     std::optional<db::SessionSummary> stored;  // from the open database
-    QPointer<LiveSession> live;                 // while this GUI has seen it live
+    QPointer<LiveSession> live;                // while this GUI has seen it live
     int64_t startedNs = 0;
     int64_t id = 0;
   };

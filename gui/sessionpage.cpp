@@ -12,8 +12,8 @@
 #include <QScrollBar>
 #include <QSplitter>
 #include <QTabWidget>
-#include <QTimer>
 #include <QTableView>
+#include <QTimer>
 #include <QTreeView>
 #include <QVBoxLayout>
 
@@ -58,9 +58,10 @@ void setUpEventTable(QTableView* v) {
   v->horizontalHeader()->setDefaultAlignment(Qt::AlignLeft | Qt::AlignVCenter);
   v->horizontalHeader()->setStretchLastSection(true);
   v->setHorizontalScrollMode(QAbstractItemView::ScrollPerPixel);
-  v->setStyleSheet(QStringLiteral("QTableView { border: 1px solid #d0d7de; selection-background-color: #dbe7fb; selection-color: #1f2328; }"
-                                  "QHeaderView::section { background: #f6f8fa; border: none; border-bottom: 1px solid #d0d7de;"
-                                  " padding: 4px 6px; font-weight: bold; color: #57606a; }"));
+  v->setStyleSheet(QStringLiteral(
+      "QTableView { border: 1px solid #d0d7de; selection-background-color: #dbe7fb; selection-color: #1f2328; }"
+      "QHeaderView::section { background: #f6f8fa; border: none; border-bottom: 1px solid #d0d7de;"
+      " padding: 4px 6px; font-weight: bold; color: #57606a; }"));
 }
 
 static void setEventColumnWidths(QTableView* v) {
@@ -80,7 +81,10 @@ static void setEventColumnWidths(QTableView* v) {
 }
 
 SessionPage::SessionPage(AuditDatabase* db, QWidget* parent)
-    : QWidget(parent), m_db(db), m_ownEvents(new EventModel(kReviewLimit, this)), m_ownProcs(new ProcessTreeModel(this)) {
+    : QWidget(parent),
+      m_db(db),
+      m_ownEvents(new EventModel(kReviewLimit, this)),
+      m_ownProcs(new ProcessTreeModel(this)) {
   m_filter = new EventFilterModel(this);
   m_procFilter = new EventFilterModel(this);
   m_whoModel = new WhoTouchedModel(this);
@@ -123,8 +127,9 @@ void SessionPage::buildHeader() {
   m_degraded = new QLabel(this);
   m_degraded->setWordWrap(true);
   m_degraded->setTextInteractionFlags(Qt::TextSelectableByMouse);
-  m_degraded->setStyleSheet(QStringLiteral(
-      "QLabel { background: #fff8e6; border: 1px solid #f0d48a; border-radius: 6px; padding: 6px 10px; color: #3d2c00; }"));
+  m_degraded->setStyleSheet(
+      QStringLiteral("QLabel { background: #fff8e6; border: 1px solid #f0d48a; border-radius: 6px; padding: 6px 10px; "
+                     "color: #3d2c00; }"));
 }
 
 QWidget* SessionPage::buildEventsTab() {
@@ -135,7 +140,8 @@ QWidget* SessionPage::buildEventsTab() {
   bar->setSpacing(6);
   m_action = new QComboBox(w);
   m_action->addItem(tr("Any action"), QString());
-  for (auto g : {"file.mutate", "file.*", "proc.*", "net.*", "sys.*"}) m_action->addItem(QString::fromLatin1(g), QString::fromLatin1(g));
+  for (auto g : {"file.mutate", "file.*", "proc.*", "net.*", "sys.*"})
+    m_action->addItem(QString::fromLatin1(g), QString::fromLatin1(g));
   m_action->insertSeparator(m_action->count());
   for (int a = 0; a < static_cast<int>(Action::Count); ++a) {
     QString n = qs(action_name(static_cast<Action>(a)));
@@ -187,7 +193,8 @@ QWidget* SessionPage::buildEventsTab() {
     m_procFilter->setPath(t);
     onProcessSelected();
     m_path->setToolTip(m_filter->pathError());
-    m_path->setStyleSheet(m_filter->pathError().isEmpty() ? QString() : QStringLiteral("QLineEdit { color: #b42318; }"));
+    m_path->setStyleSheet(m_filter->pathError().isEmpty() ? QString()
+                                                          : QStringLiteral("QLineEdit { color: #b42318; }"));
   });
   connect(clear, &QPushButton::clicked, this, [this] { setFilters(QString(), QString(), QString(), QString()); });
 
@@ -214,9 +221,10 @@ QWidget* SessionPage::buildProcessesTab() {
   m_tree->setAlternatingRowColors(false);
   m_tree->setTextElideMode(Qt::ElideRight);
   m_tree->header()->setStretchLastSection(true);
-  m_tree->setStyleSheet(QStringLiteral("QTreeView { border: 1px solid #d0d7de; selection-background-color: #dbe7fb; selection-color: #1f2328; }"
-                                       "QHeaderView::section { background: #f6f8fa; border: none; border-bottom: 1px solid #d0d7de;"
-                                       " padding: 4px 6px; font-weight: bold; color: #57606a; }"));
+  m_tree->setStyleSheet(QStringLiteral(
+      "QTreeView { border: 1px solid #d0d7de; selection-background-color: #dbe7fb; selection-color: #1f2328; }"
+      "QHeaderView::section { background: #f6f8fa; border: none; border-bottom: 1px solid #d0d7de;"
+      " padding: 4px 6px; font-weight: bold; color: #57606a; }"));
   auto* right = new QWidget(split);
   auto* v = new QVBoxLayout(right);
   v->setContentsMargins(6, 0, 0, 0);
@@ -250,7 +258,8 @@ QWidget* SessionPage::buildWhoTab() {
   m_whoPath->setClearButtonEnabled(true);
   m_whoAll = new QCheckBox(tr("All sessions in the database"), w);
   m_whoChanges = new QCheckBox(tr("Changes only"), w);
-  m_whoChanges->setToolTip(tr("Writes, creations, deletions, renames, truncations, links and attribute changes; no reads"));
+  m_whoChanges->setToolTip(
+      tr("Writes, creations, deletions, renames, truncations, links and attribute changes; no reads"));
   auto* go = new QPushButton(tr("Find"), w);
   go->setDefault(true);
   bar->addWidget(m_whoPath, 1);
@@ -360,10 +369,13 @@ void SessionPage::refreshHeader(const std::optional<db::SessionSummary>& storedN
   const db::SessionSummary* s = m_live ? &m_live->summary() : m_stored ? &*m_stored : nullptr;
   if (!s) return;
   const auto& st = s->start;
-  m_title->setText(st.name.empty() ? tr("Session #%1").arg(s->id) : tr("Session #%1 · %2").arg(s->id).arg(safe(st.name)));
+  m_title->setText(st.name.empty() ? tr("Session #%1").arg(s->id)
+                                   : tr("Session #%1 · %2").arg(s->id).arg(safe(st.name)));
   m_command->setText(commandLine(st.argv));
 
-  const db::SessionEnd* end = m_live && m_live->end() ? &*m_live->end() : m_stored && m_stored->end ? &*m_stored->end : nullptr;
+  const db::SessionEnd* end = m_live && m_live->end()     ? &*m_live->end()
+                              : m_stored && m_stored->end ? &*m_stored->end
+                                                          : nullptr;
   uint64_t events = std::max(m_live ? m_live->events() : 0, m_stored ? m_stored->events : 0);
   uint64_t asks = std::max(m_live ? m_live->asks() : 0, m_stored ? m_stored->asks : 0);
   uint64_t denials = std::max(m_live ? m_live->denials() : 0, m_stored ? m_stored->denials : 0);
@@ -375,8 +387,8 @@ void SessionPage::refreshHeader(const std::optional<db::SessionSummary>& storedN
     facts << tr("ran %1").arg(duration(end->ended_ns - st.started_ns));
     facts << tr("exit %1").arg(exitText(end->exit_status, end->exit_signal));
   }
-  facts << counted(events, "event", "events") + QStringLiteral(" · ") + counted(asks, "ask", "asks") + QStringLiteral(" · ") +
-               counted(denials, "denial", "denials");
+  facts << counted(events, "event", "events") + QStringLiteral(" · ") + counted(asks, "ask", "asks") +
+               QStringLiteral(" · ") + counted(denials, "denial", "denials");
   m_facts->setText(facts.join(QStringLiteral("   ·   ")));
 
   QStringList badges;
@@ -385,10 +397,14 @@ void SessionPage::refreshHeader(const std::optional<db::SessionSummary>& storedN
   bool lost = m_live && m_live->state() == LiveSession::State::Lost;
   bool aborted = m_live ? m_live->end() && m_live->end()->state == db::SessionState::Aborted
                         : m_stored && m_stored->state == db::SessionState::Aborted;
-  if (running) badges << pill(tr("RUNNING"), "#dafbe1", "#1a7f37");
-  else if (lost) badges << pill(tr("CONNECTION LOST"), "#ffebe9", "#b42318");
-  else if (aborted) badges << pill(tr("ABORTED"), "#ffebe9", "#b42318");
-  else badges << pill(tr("ENDED"), "#eaeef2", "#57606a");
+  if (running)
+    badges << pill(tr("RUNNING"), "#dafbe1", "#1a7f37");
+  else if (lost)
+    badges << pill(tr("CONNECTION LOST"), "#ffebe9", "#b42318");
+  else if (aborted)
+    badges << pill(tr("ABORTED"), "#ffebe9", "#b42318");
+  else
+    badges << pill(tr("ENDED"), "#eaeef2", "#57606a");
   if (m_live && m_live->state() == LiveSession::State::Running) badges << pill(tr("LIVE"), "#ddf4ff", "#0969da");
   badges << (st.observe ? pill(tr("OBSERVE ONLY"), "#ddf4ff", "#0969da") : pill(tr("ENFORCING"), "#eaeef2", "#57606a"));
   std::vector<std::string> deg = m_live ? m_live->degraded() : m_stored->degraded;
@@ -413,8 +429,10 @@ void SessionPage::updateShownCount() {
   if (!m_events) return;
   int shown = m_filter->rowCount();
   int total = m_events->rowCount();
-  QString text = m_filter->isFiltering() ? tr("%1 of %2 events shown").arg(count(static_cast<uint64_t>(shown)), count(static_cast<uint64_t>(total)))
-                                         : tr("%1 events").arg(count(static_cast<uint64_t>(total)));
+  QString text =
+      m_filter->isFiltering()
+          ? tr("%1 of %2 events shown").arg(count(static_cast<uint64_t>(shown)), count(static_cast<uint64_t>(total)))
+          : tr("%1 events").arg(count(static_cast<uint64_t>(total)));
   if (m_events->evicted()) text += tr("  ·  the live view keeps the newest %1").arg(count(m_events->capacity()));
   if (!m_live && m_truncated) text += tr("  ·  only the first %1 were loaded").arg(count(kReviewLimit));
   if (m_live && m_live->dropped())
@@ -424,7 +442,8 @@ void SessionPage::updateShownCount() {
 
 void SessionPage::setTab(Tab t) { m_tabs->setCurrentIndex(static_cast<int>(t)); }
 
-void SessionPage::setFilters(const QString& action, const QString& decision, const QString& process, const QString& path) {
+void SessionPage::setFilters(const QString& action, const QString& decision, const QString& process,
+                             const QString& path) {
   m_action->setCurrentIndex(std::max(0, m_action->findData(action)));
   m_decision->setCurrentIndex(std::max(0, m_decision->findData(decision)));
   m_process->setText(process);
@@ -452,15 +471,15 @@ void SessionPage::onProcessSelected() {
   if (!m_action->currentData().toString().isEmpty()) filters << m_action->currentText();
   if (!m_decision->currentData().toString().isEmpty()) filters << m_decision->currentText().toLower();
   if (!m_path->text().isEmpty()) filters << m_path->text();
-  m_procTitle->setText(tr("<b>%1</b> (pid %2)%3 — %4%5")
-                           .arg(safe(p->row.comm).toHtmlEscaped())
-                           .arg(p->row.pid)
-                           .arg(ids.size() > 1 ? tr(" and %1").arg(counted(ids.size() - 1, "descendant", "descendants"))
-                                               : QString())
-                           .arg(counted(static_cast<uint64_t>(m_procFilter->rowCount()), "event", "events"))
-                           .arg(filters.isEmpty() ? QString()
-                                                  : tr("  <span style='color:#57606a'>(filtered: %1)</span>")
-                                                        .arg(filters.join(QStringLiteral(", ")).toHtmlEscaped())));
+  m_procTitle->setText(
+      tr("<b>%1</b> (pid %2)%3 — %4%5")
+          .arg(safe(p->row.comm).toHtmlEscaped())
+          .arg(p->row.pid)
+          .arg(ids.size() > 1 ? tr(" and %1").arg(counted(ids.size() - 1, "descendant", "descendants")) : QString())
+          .arg(counted(static_cast<uint64_t>(m_procFilter->rowCount()), "event", "events"))
+          .arg(filters.isEmpty() ? QString()
+                                 : tr("  <span style='color:#57606a'>(filtered: %1)</span>")
+                                       .arg(filters.join(QStringLiteral(", ")).toHtmlEscaped())));
 }
 
 std::vector<Touch> SessionPage::whoTouchedLive(const std::string& pattern, bool changesOnly) const {
@@ -518,9 +537,10 @@ void SessionPage::whoTouched(const QString& input, bool allSessions, bool change
   else if (n == 0)
     m_whoStatus->setText(tr("Nothing touched %1.").arg(input.toHtmlEscaped()));
   else
-    m_whoStatus->setText(tr("%1 on %2 in %3, %4 denied or asked.  Expand an event for the process that did it and its ancestors.")
-                             .arg(counted(n, "event", "events"), input, counted(sessions.size(), "session", "sessions"),
-                                  count(flagged)));
+    m_whoStatus->setText(
+        tr("%1 on %2 in %3, %4 denied or asked.  Expand an event for the process that did it and its ancestors.")
+            .arg(counted(n, "event", "events"), input, counted(sessions.size(), "session", "sessions"),
+                 count(flagged)));
   setTab(WhoTouchedTab);
 }
 
@@ -532,7 +552,8 @@ QString SessionPage::defaultExportName() const {
 bool SessionPage::exportEvents(const QString& file, QString* error, int* written) const {
   if (!m_events) return false;
   std::vector<int> rows;
-  const QModelIndexList sel = m_eventView->selectionModel() ? m_eventView->selectionModel()->selectedRows() : QModelIndexList();
+  const QModelIndexList sel =
+      m_eventView->selectionModel() ? m_eventView->selectionModel()->selectedRows() : QModelIndexList();
   if (!sel.isEmpty()) {
     for (const QModelIndex& i : sel) rows.push_back(m_filter->mapToSource(i).row());
     std::sort(rows.begin(), rows.end());

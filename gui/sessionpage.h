@@ -82,8 +82,8 @@ class SessionPage : public QWidget {
   QTabWidget* m_tabs;
 
   // Events.
-  EventModel* m_events = nullptr;         // shown (live or m_ownEvents)
-  EventModel* m_ownEvents;                // loaded from the database
+  EventModel* m_events = nullptr;  // shown (live or m_ownEvents)
+  EventModel* m_ownEvents;         // loaded from the database
   ProcessTreeModel* m_procs = nullptr;
   ProcessTreeModel* m_ownProcs;
   EventFilterModel* m_filter;

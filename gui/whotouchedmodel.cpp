@@ -65,8 +65,7 @@ QVariant WhoTouchedModel::data(const QModelIndex& index, int role) const {
         switch (index.column()) {
           case TimeColumn: return dateTime(r.ev.ts_ns);
           case SessionColumn: return QStringLiteral("#%1").arg(t.event.session);
-          case ProcessColumn:
-            return tr("%1 (pid %2)").arg(r.ev.proc ? safe(r.ev.proc->comm) : QString()).arg(r.ev.pid);
+          case ProcessColumn: return tr("%1 (pid %2)").arg(r.ev.proc ? safe(r.ev.proc->comm) : QString()).arg(r.ev.pid);
           case ActionColumn: return qs(action_name(r.ev.action));
           case DecisionColumn: return decisionText(r);
           case PathColumn: {
@@ -88,7 +87,9 @@ QVariant WhoTouchedModel::data(const QModelIndex& index, int role) const {
         break;
       case Qt::ToolTipRole:
         if (!r.verdict.rule_id.empty())
-          return tr("rule %1%2").arg(qs(r.verdict.rule_id), r.verdict.message.empty() ? QString() : QStringLiteral(": ") + qs(r.verdict.message));
+          return tr("rule %1%2")
+              .arg(qs(r.verdict.rule_id),
+                   r.verdict.message.empty() ? QString() : QStringLiteral(": ") + qs(r.verdict.message));
         break;
     }
     return QVariant();

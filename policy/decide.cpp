@@ -24,8 +24,7 @@ bool path_matches(const Rule& r, const Event& ev) {
   // Removing or renaming a directory removes or moves everything below it,
   // so a rule protecting something below applies.  Only a protecting rule
   // (deny, ask): an allow for ~/.cache/x must not allow moving all of ~.
-  bool whole_dir = ev.is_dir &&
-                   (ev.action == Action::FileDelete || ev.action == Action::FileRename) &&
+  bool whole_dir = ev.is_dir && (ev.action == Action::FileDelete || ev.action == Action::FileRename) &&
                    (r.decision == Decision::Deny || r.decision == Decision::Ask);
   if (!r.anchor.empty()) {
     // Every match lies at or below the anchor; a directory above it may
@@ -147,9 +146,8 @@ ActionMask actions_logged(const Policy& p) {
 
 void add_self_protection(Policy& p, const SelfProtection& sp) {
   // Idempotent: a second call replaces the first call's rules.
-  std::erase_if(p.rules, [](const Rule& r) {
-    return r.builtin && (r.id == kSelfProtectFiles || r.id == kSelfProtectControl);
-  });
+  std::erase_if(p.rules,
+                [](const Rule& r) { return r.builtin && (r.id == kSelfProtectFiles || r.id == kSelfProtectControl); });
   std::vector<Rule> front;
   auto add_glob = [](Rule& r, const std::string& pattern) {
     auto g = Glob::compile(pattern);
@@ -184,8 +182,7 @@ void add_self_protection(Policy& p, const SelfProtection& sp) {
     r.builtin = true;
     if (!r.paths.empty()) front.push_back(std::move(r));
   }
-  p.rules.insert(p.rules.begin(), std::make_move_iterator(front.begin()),
-                 std::make_move_iterator(front.end()));
+  p.rules.insert(p.rules.begin(), std::make_move_iterator(front.begin()), std::make_move_iterator(front.end()));
   index_rules(p);
 }
 
@@ -247,8 +244,7 @@ std::string describe_rule(const Rule& r) {
   if (r.when) out += "  when:     " + expr_to_string(*r.when) + "\n";
   if (!r.message.empty()) out += "  message:  " + r.message + "\n";
   if (r.loc.line > 0)
-    out += "  defined:  " + r.loc.file + ":" + std::to_string(r.loc.line) + ":" +
-           std::to_string(r.loc.col) + "\n";
+    out += "  defined:  " + r.loc.file + ":" + std::to_string(r.loc.line) + ":" + std::to_string(r.loc.col) + "\n";
   return out;
 }
 

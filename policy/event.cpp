@@ -6,10 +6,9 @@ namespace cb {
 namespace {
 
 constexpr std::array<std::string_view, static_cast<size_t>(Action::Count)> kActionNames = {
-    "file.read",   "file.write",  "file.create", "file.delete",   "file.rename",
-    "file.truncate", "file.link", "file.attr",   "proc.exec",     "proc.signal",
-    "proc.trace",  "net.connect", "net.bind",    "sys.mount",     "sys.namespace",
-    "sys.io_uring", "sys.kernel",
+    "file.read", "file.write", "file.create",   "file.delete",  "file.rename", "file.truncate",
+    "file.link", "file.attr",  "proc.exec",     "proc.signal",  "proc.trace",  "net.connect",
+    "net.bind",  "sys.mount",  "sys.namespace", "sys.io_uring", "sys.kernel",
 };
 
 ActionMask mask_with_prefix(std::string_view prefix) {

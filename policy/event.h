@@ -52,9 +52,8 @@ ActionMask parse_action_or_group(std::string_view name);
 // Every known action and group name, for "did you mean" suggestions.
 std::vector<std::string_view> action_vocabulary();
 
-constexpr ActionMask kFileMutate = bit(Action::FileWrite) | bit(Action::FileCreate) |
-                                   bit(Action::FileDelete) | bit(Action::FileRename) |
-                                   bit(Action::FileTruncate) | bit(Action::FileLink) |
+constexpr ActionMask kFileMutate = bit(Action::FileWrite) | bit(Action::FileCreate) | bit(Action::FileDelete) |
+                                   bit(Action::FileRename) | bit(Action::FileTruncate) | bit(Action::FileLink) |
                                    bit(Action::FileAttr);
 constexpr ActionMask kAllActions = (ActionMask{1} << static_cast<int>(Action::Count)) - 1;
 
@@ -75,7 +74,7 @@ std::string_view layer_name(Layer l);
 // What a process looked like when it caused an event.  Shared (immutable)
 // between all events of one process image; replaced on exec.
 struct ProcessInfo {
-  int32_t pid = 0;   // tgid, in the supervisor's pid namespace
+  int32_t pid = 0;  // tgid, in the supervisor's pid namespace
   int32_t ppid = 0;
   uint32_t uid = 0;
   uint64_t proc_id = 0;                // session-unique id (database key); 0 = unknown
@@ -109,9 +108,9 @@ struct Event {
   // that matches any of them matches the event.
   std::vector<std::string> aliases;
 
-  uint64_t flags = 0;     // the syscall's flags argument (open flags, rename flags, signal, ...)
-  int32_t target_pid = 0; // proc.signal / proc.trace
-  bool is_dir = false;    // the object is a directory: rules on paths below it apply too
+  uint64_t flags = 0;      // the syscall's flags argument (open flags, rename flags, signal, ...)
+  int32_t target_pid = 0;  // proc.signal / proc.trace
+  bool is_dir = false;     // the object is a directory: rules on paths below it apply too
 
   // Supervisor-computed facts the engine may test (the engine has no clock or state).
   uint32_t proc_deletes = 0;  // file.delete events by this process so far, this one included

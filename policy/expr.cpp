@@ -296,8 +296,7 @@ class Lexer {
           break;
         }
         default:
-          fail(i, std::string("unknown escape '\\") + e +
-                      "' in string (use \\\" \\' \\\\ \\n \\t \\$ or \\xHH)");
+          fail(i, std::string("unknown escape '\\") + e + "' in string (use \\\" \\' \\\\ \\n \\t \\$ or \\xHH)");
       }
       t.glob += t.str.back();  // as decoded: "\\*" is then a literal star in a pattern
     }
@@ -309,8 +308,7 @@ class Lexer {
   // ${NAME} at text_[dollar]; returns the index after the '}'.
   size_t variable(size_t dollar, Token& t) {
     size_t close = dollar + 2;
-    while (close < text_.size() && (is_ident_start(text_[close]) || is_digit(text_[close])))
-      ++close;
+    while (close < text_.size() && (is_ident_start(text_[close]) || is_digit(text_[close]))) ++close;
     if (close >= text_.size() || text_[close] != '}' || close == dollar + 2)
       fail(dollar, "expected '${NAME}' (write \\$ for a literal '$')");
     std::string name(text_.substr(dollar + 2, close - dollar - 2));
@@ -361,8 +359,8 @@ const std::vector<std::string_view>& field_names() {
 }
 
 const std::vector<std::string_view>& op_words() {
-  static const std::vector<std::string_view> words = {
-      "in", "startswith", "endswith", "contains", "matches", "and", "or", "not"};
+  static const std::vector<std::string_view> words = {"in",      "startswith", "endswith", "contains",
+                                                      "matches", "and",        "or",       "not"};
   return words;
 }
 
@@ -400,8 +398,7 @@ std::optional<int64_t> parse_number(std::string_view s) {
 
 class Parser {
  public:
-  Parser(std::string_view text, const std::map<std::string, std::vector<std::string>>& lists,
-         const Vars* vars)
+  Parser(std::string_view text, const std::map<std::string, std::vector<std::string>>& lists, const Vars* vars)
       : lexer_(text, vars), lists_(lists) {
     cur_ = lexer_.next();
   }
@@ -409,11 +406,9 @@ class Parser {
   std::unique_ptr<const Expr> parse() {
     if (cur_.kind == Token::Kind::End) fail(0, "empty expression");
     auto e = parse_or();
-    if (cur_.kind == Token::Kind::RParen)
-      fail(cur_.offset, "unexpected ')' without a matching '('");
+    if (cur_.kind == Token::Kind::RParen) fail(cur_.offset, "unexpected ')' without a matching '('");
     if (cur_.kind != Token::Kind::End)
-      fail(cur_.offset,
-           "expected 'and', 'or' or the end of the expression, found " + describe(cur_));
+      fail(cur_.offset, "expected 'and', 'or' or the end of the expression, found " + describe(cur_));
     return e;
   }
 
@@ -433,9 +428,7 @@ class Parser {
   };
 
   void advance() { cur_ = lexer_.next(); }
-  bool at_word(std::string_view w) const {
-    return cur_.kind == Token::Kind::Ident && cur_.text == w;
-  }
+  bool at_word(std::string_view w) const { return cur_.kind == Token::Kind::Ident && cur_.text == w; }
 
   std::unique_ptr<const Expr> parse_or() {
     return parse_chain(Expr::Kind::Or, "or", [this] { return parse_and(); });
@@ -463,8 +456,7 @@ class Parser {
   std::unique_ptr<const Expr> parse_not() {
     DepthGuard guard{depth_};
     if (depth_ > kMaxExprDepth)
-      fail(cur_.offset,
-           "expression nested too deeply (more than " + std::to_string(kMaxExprDepth) + " levels)");
+      fail(cur_.offset, "expression nested too deeply (more than " + std::to_string(kMaxExprDepth) + " levels)");
     if (at_word("not")) {
       advance();
       auto e = std::make_unique<Expr>();
@@ -506,16 +498,13 @@ class Parser {
         const FieldInfo* info = nullptr;
         for (const auto& f : kFields)
           if (f.name == cur_.text) info = &f;
-        if (!info)
-          fail(cur_.offset,
-               "unknown field '" + cur_.text + "'" + did_you_mean(cur_.text, field_names()));
+        if (!info) fail(cur_.offset, "unknown field '" + cur_.text + "'" + did_you_mean(cur_.text, field_names()));
         o.kind = Operand::Kind::Field;
         o.field = info->field;
         o.type = info->type;
         break;
       }
-      case Token::Kind::End:
-        fail(cur_.offset, "unexpected end of expression; expected a field, a string or a number");
+      case Token::Kind::End: fail(cur_.offset, "unexpected end of expression; expected a field, a string or a number");
       default: fail(cur_.offset, "expected a field, a string or a number, found " + describe(cur_));
     }
     advance();
@@ -537,11 +526,10 @@ class Parser {
     if (at_word("contains")) op = Op::Contains;
     if (at_word("matches")) op = Op::Matches;
     if (!op) {
-      bool ends_condition = cur_.kind == Token::Kind::End || cur_.kind == Token::Kind::RParen ||
-                            at_word("and") || at_word("or");
+      bool ends_condition =
+          cur_.kind == Token::Kind::End || cur_.kind == Token::Kind::RParen || at_word("and") || at_word("or");
       if (!ends_condition) {
-        std::string hint =
-            cur_.kind == Token::Kind::Ident ? did_you_mean(cur_.text, op_words()) : "";
+        std::string hint = cur_.kind == Token::Kind::Ident ? did_you_mean(cur_.text, op_words()) : "";
         fail(cur_.offset,
              "expected an operator (==, !=, <, <=, >, >=, in, startswith, endswith, "
              "contains, matches), found " +
@@ -549,8 +537,7 @@ class Parser {
       }
       if (lhs.type != Type::Bool) {
         if (lhs.kind == Operand::Kind::Field)
-          fail(lhs.offset, "'" + std::string(field_info(lhs.field).name) + "' is " +
-                               std::string(type_word(lhs.type)) +
+          fail(lhs.offset, "'" + std::string(field_info(lhs.field).name) + "' is " + std::string(type_word(lhs.type)) +
                                ", not a condition; compare it with a value");
         fail(lhs.offset, std::string(type_word(lhs.type)) + " alone is not a condition");
       }
@@ -588,8 +575,7 @@ class Parser {
 
   void check_bool(const Operand& o) {
     if (o.type == Type::Bool)
-      fail(o.offset, "'" + std::string(field_info(o.field).name) +
-                         "' is a boolean; use it alone or with 'not'");
+      fail(o.offset, "'" + std::string(field_info(o.field).name) + "' is a boolean; use it alone or with 'not'");
   }
 
   void check_action_literal(const Operand& field, const Operand& lit) {
@@ -597,8 +583,7 @@ class Parser {
     if (lit.kind != Operand::Kind::String || parse_action(lit.str)) return;
     static const std::vector<std::string_view> names = [] {
       std::vector<std::string_view> v;
-      for (int i = 0; i < static_cast<int>(Action::Count); ++i)
-        v.push_back(action_name(static_cast<Action>(i)));
+      for (int i = 0; i < static_cast<int>(Action::Count); ++i) v.push_back(action_name(static_cast<Action>(i)));
       return v;
     }();
     fail(lit.offset, "unknown action '" + lit.str + "'" + did_you_mean(lit.str, names));
@@ -607,9 +592,7 @@ class Parser {
   void check_types(Op op, const Operand& lhs, const Operand& rhs, size_t op_offset) {
     check_bool(lhs);
     check_bool(rhs);
-    auto stringish = [](const Operand& o) {
-      return o.type == Type::String || o.type == Type::List;
-    };
+    auto stringish = [](const Operand& o) { return o.type == Type::String || o.type == Type::List; };
     std::string name(op_name(op));
     switch (op) {
       case Op::Eq:
@@ -623,8 +606,7 @@ class Parser {
       case Op::Le:
       case Op::Gt:
       case Op::Ge:
-        if (stringish(lhs) || stringish(rhs))
-          fail(op_offset, "cannot order strings with '" + name + "'");
+        if (stringish(lhs) || stringish(rhs)) fail(op_offset, "cannot order strings with '" + name + "'");
         return;
       case Op::StartsWith:
       case Op::EndsWith:
@@ -636,8 +618,7 @@ class Parser {
       case Op::Contains:
       case Op::Matches:
         if (!stringish(lhs))
-          fail(lhs.offset,
-               "'" + name + "' needs a string or a list on the left, not " + describe(lhs));
+          fail(lhs.offset, "'" + name + "' needs a string or a list on the left, not " + describe(lhs));
         if (rhs.type != Type::String)
           fail(rhs.offset, "'" + name + "' needs a string on the right, not " + describe(rhs));
         return;
@@ -646,8 +627,7 @@ class Parser {
 
   void parse_in(Expr& e, Operand lhs) {
     check_bool(lhs);
-    if (lhs.type == Type::List)
-      fail(lhs.offset, describe(lhs) + " cannot be tested with 'in'; use 'contains'");
+    if (lhs.type == Type::List) fail(lhs.offset, describe(lhs) + " cannot be tested with 'in'; use 'contains'");
     auto check_item = [&](const Operand& item) {
       check_bool(item);
       if ((item.type == Type::Number) != (lhs.type == Type::Number) || item.type == Type::List)
@@ -666,8 +646,8 @@ class Parser {
           continue;
         }
         if (cur_.kind == Token::Kind::RParen) break;
-        fail(cur_.offset, "expected ',' or ')' in the list opened at offset " +
-                              std::to_string(open) + ", found " + describe(cur_));
+        fail(cur_.offset,
+             "expected ',' or ')' in the list opened at offset " + std::to_string(open) + ", found " + describe(cur_));
       }
       advance();
       e.kind = Expr::Kind::InValues;
@@ -686,9 +666,7 @@ class Parser {
         o.offset = cur_.offset;
         if (lhs.type == Type::Number) {
           auto n = parse_number(item);
-          if (!n)
-            fail(cur_.offset,
-                 "list '@" + cur_.text + "' has '" + item + "', which is not a number");
+          if (!n) fail(cur_.offset, "list '@" + cur_.text + "' has '" + item + "', which is not a number");
           o.kind = Operand::Kind::Number;
           o.type = Type::Number;
           o.num = *n;
@@ -710,8 +688,7 @@ class Parser {
         fail(list.offset, describe(list) +
                               " is not a list; after 'in' write (a, b), @list, "
                               "proc.argv or proc.ancestors");
-      if (lhs.type != Type::String)
-        fail(lhs.offset, "cannot look for " + describe(lhs) + " in " + describe(list));
+      if (lhs.type != Type::String) fail(lhs.offset, "cannot look for " + describe(lhs) + " in " + describe(list));
       e.kind = Expr::Kind::InListField;
       e.lhs = std::move(lhs);
       e.rhs = std::move(list);
@@ -791,8 +768,7 @@ bool joined_equals(const std::vector<std::string>& list, std::string_view s) {
 
 bool equals(const Operand& a, const Operand& b, const Event& ev) {
   if (a.type == Type::Number) return number_value(a, ev) == number_value(b, ev);
-  if (a.type == Type::List && b.type == Type::List)
-    return list_field(a.field, ev) == list_field(b.field, ev);
+  if (a.type == Type::List && b.type == Type::List) return list_field(a.field, ev) == list_field(b.field, ev);
   if (a.type == Type::List) return joined_equals(list_field(a.field, ev), string_value(b, ev));
   if (b.type == Type::List) return joined_equals(list_field(b.field, ev), string_value(a, ev));
   return string_value(a, ev) == string_value(b, ev);
@@ -869,8 +845,7 @@ std::string operand_text(const Operand& o) {
 
 namespace {
 
-ExprParseResult parse(std::string_view text,
-                      const std::map<std::string, std::vector<std::string>>& lists,
+ExprParseResult parse(std::string_view text, const std::map<std::string, std::vector<std::string>>& lists,
                       const Vars* vars) {
   ExprParseResult r;
   try {
@@ -885,13 +860,11 @@ ExprParseResult parse(std::string_view text,
 
 }  // namespace
 
-ExprParseResult parse_expr(std::string_view text,
-                           const std::map<std::string, std::vector<std::string>>& lists) {
+ExprParseResult parse_expr(std::string_view text, const std::map<std::string, std::vector<std::string>>& lists) {
   return parse(text, lists, nullptr);
 }
 
-ExprParseResult parse_expr(std::string_view text,
-                           const std::map<std::string, std::vector<std::string>>& lists,
+ExprParseResult parse_expr(std::string_view text, const std::map<std::string, std::vector<std::string>>& lists,
                            const std::map<std::string, std::string>& vars) {
   return parse(text, lists, &vars);
 }
@@ -937,8 +910,7 @@ std::string expr_to_string(const Expr& e) {
     }
     case Expr::Kind::Not: return "(not " + expr_to_string(*e.children[0]) + ")";
     case Expr::Kind::BoolField: return operand_text(e.lhs);
-    case Expr::Kind::Compare:
-      return operand_text(e.lhs) + " " + std::string(op_name(e.op)) + " " + operand_text(e.rhs);
+    case Expr::Kind::Compare: return operand_text(e.lhs) + " " + std::string(op_name(e.op)) + " " + operand_text(e.rhs);
     case Expr::Kind::InValues: {
       std::string out = operand_text(e.lhs) + " in ";
       if (!e.list_name.empty()) return out + "@" + e.list_name;

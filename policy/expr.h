@@ -54,13 +54,11 @@ struct ExprParseResult {
 constexpr int kMaxExprDepth = 64;
 
 // `lists` resolves @name references (already expanded from the policy's lists).
-ExprParseResult parse_expr(std::string_view text,
-                           const std::map<std::string, std::vector<std::string>>& lists);
+ExprParseResult parse_expr(std::string_view text, const std::map<std::string, std::vector<std::string>>& lists);
 // Same, and ${NAME} inside string literals is replaced from `vars` (an unknown
 // name is an error at its '$').  In a `matches` pattern the value is escaped
 // so that it matches literally: `path matches "${HOME}/.cache/**"`.
-ExprParseResult parse_expr(std::string_view text,
-                           const std::map<std::string, std::vector<std::string>>& lists,
+ExprParseResult parse_expr(std::string_view text, const std::map<std::string, std::vector<std::string>>& lists,
                            const std::map<std::string, std::string>& vars);
 
 bool eval_expr(const Expr& e, const Event& ev);

@@ -52,8 +52,7 @@ std::optional<Error> parse_set(std::string_view p, size_t open, ByteSet* out, si
       ++k;
       uint8_t hi = 0;
       if (auto e = member(&hi)) return e;
-      if (hi < lo)
-        return glob_error(start, "invalid range '" + std::string(p.substr(start, k - start)) + "'");
+      if (hi < lo) return glob_error(start, "invalid range '" + std::string(p.substr(start, k - start)) + "'");
       for (unsigned b = lo; b <= hi; ++b) set_bit(s, static_cast<uint8_t>(b));
     } else {
       set_bit(s, lo);
@@ -130,8 +129,7 @@ Result<std::vector<std::string>> expand_braces(std::string_view p) {
       j = next;
     }
     if (alts.size() * options.size() > kMaxAlternatives)
-      return glob_error(
-          i, "too many alternatives (more than " + std::to_string(kMaxAlternatives) + ")");
+      return glob_error(i, "too many alternatives (more than " + std::to_string(kMaxAlternatives) + ")");
     std::vector<std::string> product;
     for (const auto& a : alts)
       for (const auto& o : options) product.push_back(a + o);
@@ -177,9 +175,7 @@ std::string Glob::escape(std::string_view path) {
   std::string out;
   out.reserve(path.size());
   for (char c : path) {
-    if (c == '\\' || c == '*' || c == '?' || c == '[' || c == ']' || c == '{' || c == '}' ||
-        c == ',')
-      out += '\\';
+    if (c == '\\' || c == '*' || c == '?' || c == '[' || c == ']' || c == '{' || c == '}' || c == ',') out += '\\';
     out += c;
   }
   return out;
@@ -211,8 +207,7 @@ Result<Glob> Glob::compile(std::string_view pattern) {
   while (g.base_.size() > 1 && g.base_.back() == '/') g.base_.pop_back();
   bool inner_empty = false;  // "/a//**": an empty component the matcher would demand
   for (size_t i = 1; i < k; ++i) inner_empty |= comps[i].bytes.empty();
-  g.whole_tree_ = k >= 1 && k + 1 == comps.size() && comps[k].raw == "**" && !inner_empty &&
-                  pattern == raw + "/**";
+  g.whole_tree_ = k >= 1 && k + 1 == comps.size() && comps[k].raw == "**" && !inner_empty && pattern == raw + "/**";
 
   for (const auto& text : g.alts_) {
     Alternative alt;
@@ -385,8 +380,7 @@ bool Glob::match(std::string_view path) const {
     for (size_t s = 0; s <= path.size();) {
       size_t e = path.find('/', s);
       if (e == npos) e = path.size();
-      if (std::binary_search(any_component_.begin(), any_component_.end(),
-                             path.substr(s, e - s), std::less<>()))
+      if (std::binary_search(any_component_.begin(), any_component_.end(), path.substr(s, e - s), std::less<>()))
         return true;
       s = e + 1;
     }
@@ -398,9 +392,7 @@ bool Glob::match(std::string_view path) const {
       continue;
     }
     if (!path.ends_with(alt.suffix)) continue;
-    if (!alt.needle.empty() &&
-        !memmem(path.data(), path.size(), alt.needle.data(), alt.needle.size()))
-      continue;
+    if (!alt.needle.empty() && !memmem(path.data(), path.size(), alt.needle.data(), alt.needle.size())) continue;
     if (match_alternative(alt, path)) return true;
   }
   return false;
@@ -410,8 +402,8 @@ bool Glob::covers_below(std::string_view dir) const {
   if (base_.empty()) return false;
   while (dir.size() > 1 && dir.back() == '/') dir.remove_suffix(1);
   if (dir == "/") return base_[0] == '/';
-  return base_ == dir || (base_.size() > dir.size() && base_.compare(0, dir.size(), dir) == 0 &&
-                          base_[dir.size()] == '/');
+  return base_ == dir ||
+         (base_.size() > dir.size() && base_.compare(0, dir.size(), dir) == 0 && base_[dir.size()] == '/');
 }
 
 }  // namespace cb

@@ -28,8 +28,7 @@ constexpr int kMaxListDepth = 32;
 constexpr size_t kMaxListItems = 100000;
 
 const std::vector<std::string_view> kTopKeys = {"version", "default", "lists", "rules"};
-const std::vector<std::string_view> kRuleKeys = {"id",   "action",   "path",   "process",
-                                                 "when", "decision", "message"};
+const std::vector<std::string_view> kRuleKeys = {"id", "action", "path", "process", "when", "decision", "message"};
 const std::vector<std::string_view> kDecisions = {"allow", "deny", "ask", "log"};
 
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
@@ -53,17 +52,14 @@ std::string suggest_or_list(std::string_view word, const std::vector<std::string
 bool valid_id(std::string_view s) {
   if (s.empty()) return false;
   for (char c : s)
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '.' && c != ':' &&
-        c != '-')
-      return false;
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '.' && c != ':' && c != '-') return false;
   return true;
 }
 
 bool valid_list_name(std::string_view s) {
   if (s.empty()) return false;
   for (char c : s)
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '.' && c != '-')
-      return false;
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '.' && c != '-') return false;
   return true;
 }
 
@@ -79,8 +75,7 @@ bool looks_like_address(std::string_view p) {
   size_t colon = p.find(':');
   if (colon == 0 || colon == std::string_view::npos) return false;
   for (size_t i = 0; i < colon; ++i)
-    if (!std::islower(static_cast<unsigned char>(p[i])) &&
-        !std::isdigit(static_cast<unsigned char>(p[i])))
+    if (!std::islower(static_cast<unsigned char>(p[i])) && !std::isdigit(static_cast<unsigned char>(p[i])))
       return false;
   return true;
 }
@@ -209,9 +204,7 @@ class Loader {
     return SourceLoc{files_[file].name, m.line + 1, m.column + 1};
   }
 
-  void error(size_t file, const YAML::Mark& m, std::string message) {
-    add(file, at(file, m), std::move(message));
-  }
+  void error(size_t file, const YAML::Mark& m, std::string message) { add(file, at(file, m), std::move(message)); }
 
   // Where byte `offset` of a scalar's value was written.  The value's
   // non-blank bytes appear in the source in the same order whatever the
@@ -222,8 +215,7 @@ class Loader {
   SourceLoc at_offset(const Scalar& s, size_t offset) const {
     const std::string& src = files_[s.file].text;
     auto fallback = at(s.file, s.mark);
-    if (s.mark.is_null() || s.mark.pos < 0 || static_cast<size_t>(s.mark.pos) >= src.size())
-      return fallback;
+    if (s.mark.is_null() || s.mark.pos < 0 || static_cast<size_t>(s.mark.pos) >= src.size()) return fallback;
     size_t pos = static_cast<size_t>(s.mark.pos);
     int line = s.mark.line, col = s.mark.column;
     auto step = [&] {
@@ -259,7 +251,7 @@ class Loader {
     if (anchor == v.size() || is_space(v[anchor])) {
       while (anchor > 0 && is_space(v[anchor - 1])) --anchor;
       if (anchor == 0) return loc(line, col + static_cast<int>(offset));  // only blanks before
-      --anchor;  // the last non-blank byte before `offset`
+      --anchor;                                                           // the last non-blank byte before `offset`
     }
     size_t target = 0;
     for (size_t i = 0; i < anchor; ++i) target += !is_space(v[i]);
@@ -274,8 +266,7 @@ class Loader {
         if (c == '\\' && pos + 1 < src.size()) {
           char e = src[pos + 1];
           len = e == 'x' ? 4 : e == 'u' ? 6 : e == 'U' ? 10 : 2;
-          blank =
-              e == 't' || e == 'n' || e == 'r' || e == ' ' || e == '\t' || e == '\n' || e == '\r';
+          blank = e == 't' || e == 'n' || e == 'r' || e == ' ' || e == '\t' || e == '\n' || e == '\r';
         }
       } else if (style == '\'') {
         if (c == '\'') {
@@ -299,8 +290,7 @@ class Loader {
 
   // ------------------------------------------------------------ phase 1: read
 
-  std::optional<Scalar> scalar(size_t f, const YAML::Node& n, const YAML::Mark& key_mark,
-                               std::string_view what) {
+  std::optional<Scalar> scalar(size_t f, const YAML::Node& n, const YAML::Mark& key_mark, std::string_view what) {
     if (!n.IsScalar()) {
       error(f, n.IsNull() ? key_mark : n.Mark(), std::string(what));
       return std::nullopt;
@@ -308,8 +298,8 @@ class Loader {
     return Scalar{n.Scalar(), n.Mark(), f};
   }
 
-  std::optional<std::vector<Scalar>> strings(size_t f, const YAML::Node& n,
-                                             const YAML::Mark& key_mark, std::string_view key) {
+  std::optional<std::vector<Scalar>> strings(size_t f, const YAML::Node& n, const YAML::Mark& key_mark,
+                                             std::string_view key) {
     std::string what = "'" + std::string(key) + "' must be a string or a list of strings";
     if (n.IsScalar()) return std::vector<Scalar>{Scalar{n.Scalar(), n.Mark(), f}};
     if (!n.IsSequence()) {
@@ -373,8 +363,7 @@ class Loader {
       return;
     }
     if (!root.IsMap()) {
-      error(f, root.Mark(),
-            "a policy must be a mapping with 'version', 'default', 'lists' and 'rules'");
+      error(f, root.Mark(), "a policy must be a mapping with 'version', 'default', 'lists' and 'rules'");
       return;
     }
     bool have_version = false;
@@ -383,16 +372,14 @@ class Loader {
         have_version = true;
         auto s = scalar(f, v, km, "'version' must be a number");
         if (s && s->value != "1")
-          error(f, s->mark,
-                "unsupported version '" + s->value + "'; this cottonbox reads version 1");
+          error(f, s->mark, "unsupported version '" + s->value + "'; this cottonbox reads version 1");
       } else if (key == "default") {
         auto s = scalar(f, v, km, "'default' must be one of allow, deny, ask or log");
         if (!s) return;
         if (auto d = parse_decision(s->value))
           files_[f].default_decision = *d;
         else
-          error(f, s->mark,
-                "unknown decision '" + s->value + "'" + suggest_or_list(s->value, kDecisions));
+          error(f, s->mark, "unknown decision '" + s->value + "'" + suggest_or_list(s->value, kDecisions));
       } else if (key == "lists") {
         read_lists(f, v);
       } else if (key == "rules") {
@@ -419,8 +406,7 @@ class Loader {
       }
       const std::string& name = k.Scalar();
       if (!valid_list_name(name)) {
-        error(f, k.Mark(),
-              "invalid list name '" + name + "' (use letters, digits, '_', '.' and '-')");
+        error(f, k.Mark(), "invalid list name '" + name + "' (use letters, digits, '_', '.' and '-')");
         continue;
       }
       RawList list{name, k.Mark(), f, {}};
@@ -430,8 +416,7 @@ class Loader {
       }
       for (const auto& item : v) {
         if (!item.IsScalar()) {
-          error(f, item.IsNull() ? v.Mark() : item.Mark(),
-                "list '" + name + "' must be a list of strings");
+          error(f, item.IsNull() ? v.Mark() : item.Mark(), "list '" + name + "' must be a list of strings");
           continue;
         }
         list.items.push_back(Scalar{item.Scalar(), item.Mark(), f});
@@ -440,8 +425,8 @@ class Loader {
       if (prev != lists_.end()) {
         auto first = at(prev->second.file, prev->second.mark);
         error(f, k.Mark(),
-              "list '" + name + "' already defined at " + first.file + ":" +
-                  std::to_string(first.line) + ":" + std::to_string(first.col));
+              "list '" + name + "' already defined at " + first.file + ":" + std::to_string(first.line) + ":" +
+                  std::to_string(first.col));
         continue;
       }
       // Kept even with a bad item, so that its uses do not report it unknown.
@@ -509,8 +494,7 @@ class Loader {
       }
       std::string ref = item.value.substr(1);
       if (!lists_.count(ref)) {
-        error(item.file, item.mark,
-              "unknown list '@" + ref + "'" + did_you_mean(ref, list_names()));
+        error(item.file, item.mark, "unknown list '@" + ref + "'" + did_you_mean(ref, list_names()));
         continue;
       }
       auto cycle_start = std::find(stack.begin(), stack.end(), ref);
@@ -521,15 +505,13 @@ class Loader {
         continue;
       }
       if (static_cast<int>(stack.size()) >= kMaxListDepth) {
-        error(item.file, item.mark,
-              "lists nest too deeply (more than " + std::to_string(kMaxListDepth) + " levels)");
+        error(item.file, item.mark, "lists nest too deeply (more than " + std::to_string(kMaxListDepth) + " levels)");
         continue;
       }
       if (!expanded_.count(ref)) expand_list(ref, stack);
       const auto& sub = expanded_[ref];
       if (out.size() + sub.size() > kMaxListItems) {
-        error(item.file, item.mark,
-              "list '" + name + "' has more than " + std::to_string(kMaxListItems) + " items");
+        error(item.file, item.mark, "list '" + name + "' has more than " + std::to_string(kMaxListItems) + " items");
         break;
       }
       out.insert(out.end(), sub.begin(), sub.end());
@@ -586,18 +568,14 @@ class Loader {
     if (!expanded) return std::nullopt;
     std::string text = *expanded;
     bool net = actions & (bit(Action::NetConnect) | bit(Action::NetBind));
-    bool sys =
-        actions & (bit(Action::SysMount) | bit(Action::SysNamespace) | bit(Action::SysIoUring));
-    bool files =
-        actions & ~((bit(Action::NetConnect) | bit(Action::NetBind)) |
-                    (bit(Action::SysMount) | bit(Action::SysNamespace) | bit(Action::SysIoUring)));
+    bool sys = actions & (bit(Action::SysMount) | bit(Action::SysNamespace) | bit(Action::SysIoUring));
+    bool files = actions & ~((bit(Action::NetConnect) | bit(Action::NetBind)) |
+                             (bit(Action::SysMount) | bit(Action::SysNamespace) | bit(Action::SysIoUring)));
     if (text.starts_with("/") || text.starts_with("*")) {
       text = normalize_path_pattern(std::move(text));
     } else if (!(net && looks_like_address(text)) && !sys) {
       if (net && !files)
-        error(
-            s.file, s.mark,
-            "'" + text + "' is not an address pattern (tcp:HOST:PORT, udp:HOST:PORT or unix:PATH)");
+        error(s.file, s.mark, "'" + text + "' is not an address pattern (tcp:HOST:PORT, udp:HOST:PORT or unix:PATH)");
       else
         error(s.file, s.mark,
               "path '" + text + "' must be absolute or start with '*'" +
@@ -607,8 +585,7 @@ class Loader {
     auto g = Glob::compile(text);
     if (!g) {
       // Point at the byte when expansion and normalisation changed nothing.
-      SourceLoc loc =
-          text == s.value ? at_offset(s, static_cast<size_t>(g.error().err)) : at(s.file, s.mark);
+      SourceLoc loc = text == s.value ? at_offset(s, static_cast<size_t>(g.error().err)) : at(s.file, s.mark);
       add(s.file, loc, "bad pattern '" + text + "': " + g.error().message);
       return std::nullopt;
     }
@@ -627,12 +604,10 @@ class Loader {
         label = "rule '" + out.id + "'";
         SourceLoc loc = at(r.file, r.id->mark);
         if (!valid_id(out.id)) {
-          error(r.file, r.id->mark,
-                "invalid rule id '" + out.id + "' (use letters, digits, '_', '.', ':' and '-')");
+          error(r.file, r.id->mark, "invalid rule id '" + out.id + "' (use letters, digits, '_', '.', ':' and '-')");
           ok = false;
         } else if (out.id.starts_with("cottonbox:")) {
-          error(r.file, r.id->mark,
-                "rule ids starting with 'cottonbox:' are reserved for built-in rules");
+          error(r.file, r.id->mark, "rule ids starting with 'cottonbox:' are reserved for built-in rules");
           ok = false;
         } else if (auto [prev, inserted] = ids.emplace(out.id, loc); !inserted) {
           error(r.file, r.id->mark,
@@ -649,8 +624,7 @@ class Loader {
         for (const auto& a : *r.actions) {
           ActionMask m = parse_action_or_group(a.value);
           if (m == 0) {
-            error(r.file, a.mark,
-                  "unknown action '" + a.value + "'" + did_you_mean(a.value, action_vocabulary()));
+            error(r.file, a.mark, "unknown action '" + a.value + "'" + did_you_mean(a.value, action_vocabulary()));
             ok = false;
           }
           out.actions |= m;
@@ -665,8 +639,7 @@ class Loader {
           out.decision = *d;
         } else {
           error(r.file, r.decision->mark,
-                "unknown decision '" + r.decision->value + "'" +
-                    suggest_or_list(r.decision->value, kDecisions));
+                "unknown decision '" + r.decision->value + "'" + suggest_or_list(r.decision->value, kDecisions));
           ok = false;
         }
       } else {
@@ -692,8 +665,7 @@ class Loader {
             std::string ref = p.value.substr(1);
             auto it = expanded_.find(ref);
             if (it == expanded_.end()) {
-              error(r.file, p.mark,
-                    "unknown list '@" + ref + "'" + did_you_mean(ref, list_names()));
+              error(r.file, p.mark, "unknown list '@" + ref + "'" + did_you_mean(ref, list_names()));
               ok = false;
               continue;
             }
@@ -742,10 +714,9 @@ class Loader {
   }
 
   void add_guards(Policy& p) {
-    p.rules.push_back(guard_rule(
-        "cottonbox:guard-io_uring", Action::SysIoUring,
-        "io_uring is denied because it performs file operations the supervisor cannot see; a "
-        "rule must allow sys.io_uring"));
+    p.rules.push_back(guard_rule("cottonbox:guard-io_uring", Action::SysIoUring,
+                                 "io_uring is denied because it performs file operations the supervisor cannot see; a "
+                                 "rule must allow sys.io_uring"));
     // A user namespace alone confers capabilities only over that namespace's
     // own objects: mounts, chroot and every other namespace stay guarded, so
     // it is allowed (sandboxing tools and browsers' sandboxes need it).
@@ -757,22 +728,19 @@ class Loader {
       if (auto g = Glob::compile("user")) userns.paths.push_back(std::move(*g));
       p.rules.push_back(std::move(userns));
     }
-    p.rules.push_back(guard_rule(
-        "cottonbox:guard-namespace", Action::SysNamespace,
-        "new namespaces are denied because a process inside one can escape the supervisor's "
-        "view of paths; a rule must allow sys.namespace"));
-    p.rules.push_back(guard_rule(
-        "cottonbox:guard-mount", Action::SysMount,
-        "mounting is denied because a mount can hide or replace the files the rules protect; a "
-        "rule must allow sys.mount"));
-    p.rules.push_back(guard_rule(
-        "cottonbox:guard-trace", Action::ProcTrace,
-        "tracing another process is denied because a tracer can make it do what the rules "
-        "forbid; a rule must allow proc.trace"));
-    p.rules.push_back(guard_rule(
-        "cottonbox:guard-kernel", Action::SysKernel,
-        "loading kernel modules or BPF programs, kexec and raw I/O ports are denied because "
-        "they reach around every layer of the supervisor; a rule must allow sys.kernel"));
+    p.rules.push_back(guard_rule("cottonbox:guard-namespace", Action::SysNamespace,
+                                 "new namespaces are denied because a process inside one can escape the supervisor's "
+                                 "view of paths; a rule must allow sys.namespace"));
+    p.rules.push_back(
+        guard_rule("cottonbox:guard-mount", Action::SysMount,
+                   "mounting is denied because a mount can hide or replace the files the rules protect; a "
+                   "rule must allow sys.mount"));
+    p.rules.push_back(guard_rule("cottonbox:guard-trace", Action::ProcTrace,
+                                 "tracing another process is denied because a tracer can make it do what the rules "
+                                 "forbid; a rule must allow proc.trace"));
+    p.rules.push_back(guard_rule("cottonbox:guard-kernel", Action::SysKernel,
+                                 "loading kernel modules or BPF programs, kexec and raw I/O ports are denied because "
+                                 "they reach around every layer of the supervisor; a rule must allow sys.kernel"));
   }
 
   const LoadOptions& opts_;
@@ -808,8 +776,7 @@ std::optional<std::string> read_whole_file(const std::string& path, std::string*
 
 std::string format_diagnostic(const Diagnostic& d) {
   if (d.loc.line <= 0) return d.loc.file + ": " + d.message;
-  return d.loc.file + ":" + std::to_string(d.loc.line) + ":" + std::to_string(d.loc.col) +
-         ": error: " + d.message;
+  return d.loc.file + ":" + std::to_string(d.loc.line) + ":" + std::to_string(d.loc.col) + ": error: " + d.message;
 }
 
 LoadResult load_policy_files(const std::vector<std::string>& files, const LoadOptions& opts) {

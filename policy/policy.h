@@ -39,9 +39,9 @@ std::string format_diagnostic(const Diagnostic& d);
 struct Rule {
   std::string id;
   ActionMask actions = 0;
-  std::vector<Glob> paths;              // empty: any path
-  std::vector<std::string> processes;   // comm or executable basename; empty: any
-  std::shared_ptr<const Expr> when;     // null: always
+  std::vector<Glob> paths;             // empty: any path
+  std::vector<std::string> processes;  // comm or executable basename; empty: any
+  std::shared_ptr<const Expr> when;    // null: always
   std::string when_text;
   Decision decision = Decision::Deny;
   std::string message;
@@ -110,7 +110,7 @@ ActionMask actions_logged(const Policy& p);
 // every path below `root`, unconditionally: such a denial can be enforced by a
 // kernel layer (a read-only mount) with no round trip.
 struct StaticDenial {
-  std::string root;      // absolute directory, no trailing slash
+  std::string root;  // absolute directory, no trailing slash
   ActionMask actions = 0;
   std::string rule_id;
   std::string message;

@@ -40,8 +40,7 @@ class Obj {
   uint64_t u64(const char* k, uint64_t dflt = 0) const {
     if (!has(k)) return dflt;
     const json& v = j_.at(k);
-    if (!v.is_number_unsigned() && !(v.is_number_integer() && v.get<int64_t>() >= 0))
-      fail(k, "a non-negative integer");
+    if (!v.is_number_unsigned() && !(v.is_number_integer() && v.get<int64_t>() >= 0)) fail(k, "a non-negative integer");
     return v.get<uint64_t>();
   }
   int32_t i32(const char* k, int32_t dflt = 0) const { return static_cast<int32_t>(i64(k, dflt)); }
@@ -115,8 +114,7 @@ E enum_by_name(const Obj& o, const char* key, std::string_view (*name)(E), const
 
 constexpr Source kSources[] = {Source::Seccomp, Source::Ebpf, Source::Supervisor};
 constexpr Layer kLayers[] = {Layer::None, Layer::Notify, Layer::Filter, Layer::Mount, Layer::Landlock};
-constexpr db::SessionState kStates[] = {db::SessionState::Running, db::SessionState::Ended,
-                                        db::SessionState::Aborted};
+constexpr db::SessionState kStates[] = {db::SessionState::Running, db::SessionState::Ended, db::SessionState::Aborted};
 
 json null_if(int64_t v, bool is_null) { return is_null ? json(nullptr) : json(v); }
 
@@ -289,7 +287,8 @@ Message decode_object(const json& j) {
     }
     return m;
   }
-  if (type == "ask_update") return AskUpdate{o.u64("ask_id"), static_cast<uint32_t>(o.u64("count", 1)), o.str("summary")};
+  if (type == "ask_update")
+    return AskUpdate{o.u64("ask_id"), static_cast<uint32_t>(o.u64("count", 1)), o.str("summary")};
   if (type == "ask_cancel") return AskCancel{o.u64("ask_id"), o.str("reason")};
   if (type == "end") {
     EndMsg m;
@@ -338,7 +337,10 @@ json text(std::string_view s) { return db::to_valid_utf8(s); }
 
 struct Encoder {
   json operator()(const Hello& h) const {
-    return {{"type", "hello"}, {"version", h.version}, {"client", text(h.client)}, {"session", db::session_json(h.session)}};
+    return {{"type", "hello"},
+            {"version", h.version},
+            {"client", text(h.client)},
+            {"session", db::session_json(h.session)}};
   }
   json operator()(const EventMsg& m) const { return {{"type", "event"}, {"event", db::event_json(m.session, m.row)}}; }
   json operator()(const ProcessMsg& m) const {
@@ -465,21 +467,36 @@ std::string_view type_name(const Message& m) {
   return std::visit(
       [](const auto& x) -> std::string_view {
         using T = std::decay_t<decltype(x)>;
-        if constexpr (std::is_same_v<T, Hello>) return "hello";
-        else if constexpr (std::is_same_v<T, EventMsg>) return "event";
-        else if constexpr (std::is_same_v<T, ProcessMsg>) return "process";
-        else if constexpr (std::is_same_v<T, ExecMsg>) return "exec";
-        else if constexpr (std::is_same_v<T, ExitMsg>) return "exit";
-        else if constexpr (std::is_same_v<T, ApprovalMsg>) return "approval";
-        else if constexpr (std::is_same_v<T, DegradedMsg>) return "degraded";
-        else if constexpr (std::is_same_v<T, DroppedMsg>) return "dropped";
-        else if constexpr (std::is_same_v<T, AskMsg>) return "ask";
-        else if constexpr (std::is_same_v<T, AskUpdate>) return "ask_update";
-        else if constexpr (std::is_same_v<T, AskCancel>) return "ask_cancel";
-        else if constexpr (std::is_same_v<T, EndMsg>) return "end";
-        else if constexpr (std::is_same_v<T, Welcome>) return "welcome";
-        else if constexpr (std::is_same_v<T, Answer>) return "answer";
-        else return x.type;
+        if constexpr (std::is_same_v<T, Hello>)
+          return "hello";
+        else if constexpr (std::is_same_v<T, EventMsg>)
+          return "event";
+        else if constexpr (std::is_same_v<T, ProcessMsg>)
+          return "process";
+        else if constexpr (std::is_same_v<T, ExecMsg>)
+          return "exec";
+        else if constexpr (std::is_same_v<T, ExitMsg>)
+          return "exit";
+        else if constexpr (std::is_same_v<T, ApprovalMsg>)
+          return "approval";
+        else if constexpr (std::is_same_v<T, DegradedMsg>)
+          return "degraded";
+        else if constexpr (std::is_same_v<T, DroppedMsg>)
+          return "dropped";
+        else if constexpr (std::is_same_v<T, AskMsg>)
+          return "ask";
+        else if constexpr (std::is_same_v<T, AskUpdate>)
+          return "ask_update";
+        else if constexpr (std::is_same_v<T, AskCancel>)
+          return "ask_cancel";
+        else if constexpr (std::is_same_v<T, EndMsg>)
+          return "end";
+        else if constexpr (std::is_same_v<T, Welcome>)
+          return "welcome";
+        else if constexpr (std::is_same_v<T, Answer>)
+          return "answer";
+        else
+          return x.type;
       },
       m);
 }

@@ -126,8 +126,8 @@ struct Answer {
   uint64_t ask_id = 0;
   bool allow = false;
   Scope scope = Scope::Once;
-  std::string rule;  // the YAML text of the rule written for scope always ("" if none)
-  std::string by;    // overrides the welcome's name for this answer ("" = keep)
+  std::string rule;      // the YAML text of the rule written for scope always ("" if none)
+  std::string by;        // overrides the welcome's name for this answer ("" = keep)
   bool timeout = false;  // the server gave up waiting (recorded as a timeout, a denial)
 };
 
@@ -136,8 +136,8 @@ struct Unknown {
   std::string type;
 };
 
-using Message = std::variant<Hello, EventMsg, ProcessMsg, ExecMsg, ExitMsg, ApprovalMsg, DegradedMsg,
-                             DroppedMsg, AskMsg, AskUpdate, AskCancel, EndMsg, Welcome, Answer, Unknown>;
+using Message = std::variant<Hello, EventMsg, ProcessMsg, ExecMsg, ExitMsg, ApprovalMsg, DegradedMsg, DroppedMsg,
+                             AskMsg, AskUpdate, AskCancel, EndMsg, Welcome, Answer, Unknown>;
 
 // The "type" of a message as it appears on the wire.
 std::string_view type_name(const Message& m);

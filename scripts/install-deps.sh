@@ -12,7 +12,8 @@ PACKAGES=(
     libyaml-cpp-dev libsqlite3-dev nlohmann-json3-dev libcli11-dev
     # GUI
     qt6-base-dev qt6-base-dev-tools libgl-dev xvfb xauth
-    # tests
+    # tests, and the format check
+    clang-format
     libgtest-dev libgmock-dev python3 git make gcc libc6-dev tar gzip zip unzip rsync
     perl findutils coreutils util-linux e2fsprogs procps sqlite3 iproute2 psmisc
     # the Houdini corpus (../shared/houdini) run by the test suite

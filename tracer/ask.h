@@ -51,8 +51,7 @@ class AskBackend {
 
   // Set by the supervisor before the first ask; thread-safe.  `rule_written`:
   // the text of a rule saved for "always" answers (recorded with the approval).
-  std::function<void(uint64_t ask_id, AskAnswer answer, const std::string& by, const std::string& rule_written)>
-      answer;
+  std::function<void(uint64_t ask_id, AskAnswer answer, const std::string& by, const std::string& rule_written)> answer;
 };
 
 }  // namespace cb

@@ -1,5 +1,5 @@
-#include "tracer/paths.h"
 #include "tracer/ask_tty.h"
+#include "tracer/paths.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -62,9 +62,12 @@ std::string printable(const std::string& s) {
   std::string out;
   out.reserve(s.size());
   for (unsigned char c : s) {
-    if (c == '\n') out += "\\n";
-    else if (c == '\t') out += "\\t";
-    else if (c == '\\') out += "\\\\";
+    if (c == '\n')
+      out += "\\n";
+    else if (c == '\t')
+      out += "\\t";
+    else if (c == '\\')
+      out += "\\\\";
     else if (c < 0x20 || c == 0x7f) {
       char b[8];
       snprintf(b, sizeof b, "\\x%02x", c);
@@ -80,14 +83,16 @@ std::string shell_quote(const std::string& s) {
   if (s.empty()) return "''";
   bool plain = true;
   for (unsigned char c : s)
-    if (!(isalnum(c) || c == '/' || c == '.' || c == '-' || c == '_' || c == '=' || c == ':' || c == ',' ||
-          c == '+' || c == '@' || c == '%'))
+    if (!(isalnum(c) || c == '/' || c == '.' || c == '-' || c == '_' || c == '=' || c == ':' || c == ',' || c == '+' ||
+          c == '@' || c == '%'))
       plain = false;
   if (plain) return s;
   std::string out = "'";
   for (char c : printable(s)) {
-    if (c == '\'') out += "'\\''";
-    else out += c;
+    if (c == '\'')
+      out += "'\\''";
+    else
+      out += c;
   }
   return out + "'";
 }
@@ -221,8 +226,10 @@ void TtyAsker::prompt(AskRequest req) {
     if (read(fd, &c, 1) != 1) continue;
     AskAnswer a;
     switch (c) {
-      case 'y': case 'Y': a = AskAnswer::AllowOnce; break;
-      case 'n': case 'N': a = AskAnswer::DenyOnce; break;
+      case 'y':
+      case 'Y': a = AskAnswer::AllowOnce; break;
+      case 'n':
+      case 'N': a = AskAnswer::DenyOnce; break;
       case 'a': a = AskAnswer::AllowTree; break;
       case 'd': a = AskAnswer::DenyTree; break;
       default: continue;

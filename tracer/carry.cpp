@@ -61,14 +61,22 @@ bool short_way_allowed(ActionMask kernel_carried, const CarryShape& s) {
 
 bool may_redirect_names(int nr) {
   switch (nr) {
-    case __NR_rename: case __NR_renameat: case __NR_renameat2:
-    case __NR_symlink: case __NR_symlinkat:
-    case __NR_mount: case __NR_umount2: case __NR_move_mount: case __NR_pivot_root:
-    case __NR_fsmount: case __NR_mount_setattr: case __NR_open_tree:
-    case __NR_unshare: case __NR_setns: case __NR_chroot:
-      return true;
-    default:
-      return false;
+    case __NR_rename:
+    case __NR_renameat:
+    case __NR_renameat2:
+    case __NR_symlink:
+    case __NR_symlinkat:
+    case __NR_mount:
+    case __NR_umount2:
+    case __NR_move_mount:
+    case __NR_pivot_root:
+    case __NR_fsmount:
+    case __NR_mount_setattr:
+    case __NR_open_tree:
+    case __NR_unshare:
+    case __NR_setns:
+    case __NR_chroot: return true;
+    default: return false;
   }
 }
 

@@ -38,10 +38,10 @@ class PathContext;
 // What a notified syscall is, as far as the short way cares.
 struct CarryShape {
   enum Kind : uint8_t { None, Create, Link } kind = None;
-  int dirfd = 0;               // AT_FDCWD, or the dirfd argument
-  uint64_t path = 0;           // address of the new name
-  bool check_final = false;    // the kernel may open an existing final name, or follow a symlink there
-  uint64_t flags = 0;          // an open's flags; mkdir's mode
+  int dirfd = 0;             // AT_FDCWD, or the dirfd argument
+  uint64_t path = 0;         // address of the new name
+  bool check_final = false;  // the kernel may open an existing final name, or follow a symlink there
+  uint64_t flags = 0;        // an open's flags; mkdir's mode
 };
 CarryShape carry_shape(int nr, const uint64_t args[6]);
 

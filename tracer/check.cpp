@@ -57,7 +57,8 @@ int run_check(const std::vector<std::string>& policy_files, const std::map<std::
   SelfProtection sp;
   for (const char* suffix : {"", "-wal", "-shm", "-journal"}) sp.protected_files.push_back(db_path + suffix);
   for (auto& f : p->files) sp.protected_files.push_back(f);
-  if (const char* rt = getenv("XDG_RUNTIME_DIR"); rt && *rt) sp.protected_dirs.push_back(std::string(rt) + "/cottonbox");
+  if (const char* rt = getenv("XDG_RUNTIME_DIR"); rt && *rt)
+    sp.protected_dirs.push_back(std::string(rt) + "/cottonbox");
   if (struct stat st; stat(core_btf_dir().c_str(), &st) == 0 && S_ISDIR(st.st_mode))
     sp.protected_dirs.push_back(core_btf_dir());
   add_self_protection(*p, sp);
@@ -91,7 +92,8 @@ int run_check(const std::vector<std::string>& policy_files, const std::map<std::
     for (const auto& l : plan.layers)
       if (l.rule_id == r.id) return {l.layer, l.detail};
     if (r.decision == Decision::Allow) return {"none", "allowing needs no enforcement"};
-    if (r.decision == Decision::Log) return {in.ebpf ? "tracer" : "notify", in.ebpf ? "recorded by the eBPF tracer" : "recorded by the supervisor"};
+    if (r.decision == Decision::Log)
+      return {in.ebpf ? "tracer" : "notify", in.ebpf ? "recorded by the eBPF tracer" : "recorded by the supervisor"};
     return {"notify", ""};
   };
 
@@ -122,8 +124,10 @@ int run_check(const std::vector<std::string>& policy_files, const std::map<std::
     j["notified"] = notified_families(plan.filter);
     nlohmann::json mounts = nlohmann::json::array();
     for (const auto& m : plan.mounts) {
-      const char* kind = m.kind == MountKind::RoBind ? "read-only" : m.kind == MountKind::HideDir ? "hidden"
-                         : m.kind == MountKind::BlockNode ? "raw disk blocked" : "procfs";
+      const char* kind = m.kind == MountKind::RoBind      ? "read-only"
+                         : m.kind == MountKind::HideDir   ? "hidden"
+                         : m.kind == MountKind::BlockNode ? "raw disk blocked"
+                                                          : "procfs";
       mounts.push_back({{"kind", kind}, {"path", m.path}});
     }
     j["mounts"] = mounts;
@@ -135,9 +139,8 @@ int run_check(const std::vector<std::string>& policy_files, const std::map<std::
     return 0;
   }
 
-  out << "policy OK: " << p->files.size() << (p->files.size() == 1 ? " file" : " files") << ", "
-      << p->rules.size() << " rules (with cottonbox's built-ins), default " << decision_name(p->default_decision)
-      << "\n";
+  out << "policy OK: " << p->files.size() << (p->files.size() == 1 ? " file" : " files") << ", " << p->rules.size()
+      << " rules (with cottonbox's built-ins), default " << decision_name(p->default_decision) << "\n";
   for (auto& f : p->files) out << "  " << f << "\n";
   out << "\n";
   for (const Rule& r : p->rules) {
@@ -147,8 +150,10 @@ int run_check(const std::vector<std::string>& policy_files, const std::map<std::
   }
   out << "Kernel layers in a session:\n";
   for (const auto& m : plan.mounts) {
-    const char* kind = m.kind == MountKind::RoBind ? "read-only   " : m.kind == MountKind::HideDir ? "hidden      "
-                       : m.kind == MountKind::BlockNode ? "raw disk off" : "fresh procfs";
+    const char* kind = m.kind == MountKind::RoBind      ? "read-only   "
+                       : m.kind == MountKind::HideDir   ? "hidden      "
+                       : m.kind == MountKind::BlockNode ? "raw disk off"
+                                                        : "fresh procfs";
     out << "  " << kind << "  " << m.path << "\n";
   }
   out << "\nReaching the supervisor (everything else never leaves the kernel):\n";

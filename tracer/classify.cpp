@@ -92,8 +92,8 @@ Facet facet(Action a, std::string path, bool is_dir = false) {
 
 // ------------------------------------------------------------------ open --
 
-Classified classify_open(const Call& call, PathContext& ctx, const ClassifyEnv& env, int dirfd,
-                         uint64_t pathp_arg, uint64_t flags, uint64_t mode, const open_how* how) {
+Classified classify_open(const Call& call, PathContext& ctx, const ClassifyEnv& env, int dirfd, uint64_t pathp_arg,
+                         uint64_t flags, uint64_t mode, const open_how* how) {
   auto path = read_path(call, static_cast<int>(pathp_arg));
   if (!path) return fail(path.error().err);
   bool excl_create = (flags & O_CREAT) && (flags & O_EXCL);
@@ -102,8 +102,8 @@ Classified classify_open(const Call& call, PathContext& ctx, const ClassifyEnv& 
   if (how && how->resolve) {
     // RESOLVE_* restrictions: refuse what we cannot reproduce exactly rather
     // than widen them.
-    if (how->resolve & ~uint64_t(RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV |
-                                 RESOLVE_BENEATH | RESOLVE_IN_ROOT | RESOLVE_CACHED))
+    if (how->resolve & ~uint64_t(RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV | RESOLVE_BENEATH |
+                                 RESOLVE_IN_ROOT | RESOLVE_CACHED))
       return fail(EINVAL);
     if (how->resolve & RESOLVE_CACHED) return fail(EAGAIN);
     return fail(ENOSYS);  // callers fall back to openat(2)
@@ -119,8 +119,7 @@ Classified classify_open(const Call& call, PathContext& ctx, const ClassifyEnv& 
   c.op.flags = flags;
   c.op.mode = mode & 07777;
   c.op.cloexec = flags & O_CLOEXEC;
-  if (r->trailing_slash && r->exists && !S_ISDIR(r->st.st_mode) && !S_ISLNK(r->st.st_mode))
-    return fail(ENOTDIR);
+  if (r->trailing_slash && r->exists && !S_ISDIR(r->st.st_mode) && !S_ISLNK(r->st.st_mode)) return fail(ENOTDIR);
   if (tmpfile) {
     if (!r->exists) return fail(ENOENT);
     if (!S_ISDIR(r->st.st_mode)) return fail(ENOTDIR);
@@ -190,8 +189,7 @@ Classified classify_unlink(const Call& call, PathContext& ctx, int dirfd, int ar
   return c;
 }
 
-Classified classify_rename(const Call& call, PathContext& ctx, int odir, int oarg, int ndir, int narg,
-                           uint64_t flags) {
+Classified classify_rename(const Call& call, PathContext& ctx, int odir, int oarg, int ndir, int narg, uint64_t flags) {
   auto op = read_path(call, oarg);
   if (!op) return fail(op.error().err);
   auto np = read_path(call, narg);
@@ -229,8 +227,7 @@ Classified classify_rename(const Call& call, PathContext& ctx, int odir, int oar
   return c;
 }
 
-Classified classify_link(const Call& call, PathContext& ctx, int odir, int oarg, int ndir, int narg,
-                         uint64_t flags) {
+Classified classify_link(const Call& call, PathContext& ctx, int odir, int oarg, int ndir, int narg, uint64_t flags) {
   auto np = read_path(call, narg);
   if (!np) return fail(np.error().err);
   Classified c;
@@ -342,8 +339,8 @@ Classified classify_mknod(const Call& call, PathContext& ctx, const ClassifyEnv&
 // Resolves a path (or takes fd `fdarg` when the path is empty/NULL and the
 // call allows it) into an O_PATH object for attribute changes.
 Result<std::pair<UniqueFd, std::string>> attr_object(const Call& call, PathContext& ctx, const ClassifyEnv& env,
-                                                     int dirfd, int path_arg, bool follow,
-                                                     bool empty_ok, bool null_ok) {
+                                                     int dirfd, int path_arg, bool follow, bool empty_ok,
+                                                     bool null_ok) {
   std::string path;
   if (path_arg >= 0 && call.args[path_arg] != 0) {
     auto p = read_path(call, path_arg);
@@ -370,8 +367,7 @@ Result<std::pair<UniqueFd, std::string>> attr_object(const Call& call, PathConte
   return std::make_pair(std::move(obj), r->path);
 }
 
-Classified attr_classified(Result<std::pair<UniqueFd, std::string>> o, OpKind kind,
-                           const ClassifyEnv& env) {
+Classified attr_classified(Result<std::pair<UniqueFd, std::string>> o, OpKind kind, const ClassifyEnv& env) {
   if (!o) return fail(o.error().err);
   Classified c;
   struct stat st {};
@@ -437,9 +433,8 @@ Classified classify_target_process(Action a, pid_t target, const ClassifyEnv& en
 
 std::string ns_names(uint64_t flags) {
   static const std::pair<uint64_t, const char*> kinds[] = {
-      {CLONE_NEWNS, "mnt"},     {CLONE_NEWUTS, "uts"},       {CLONE_NEWIPC, "ipc"},
-      {CLONE_NEWUSER, "user"},  {CLONE_NEWPID, "pid"},       {CLONE_NEWNET, "net"},
-      {CLONE_NEWCGROUP, "cgroup"}, {CLONE_NEWTIME, "time"}};
+      {CLONE_NEWNS, "mnt"},  {CLONE_NEWUTS, "uts"}, {CLONE_NEWIPC, "ipc"},       {CLONE_NEWUSER, "user"},
+      {CLONE_NEWPID, "pid"}, {CLONE_NEWNET, "net"}, {CLONE_NEWCGROUP, "cgroup"}, {CLONE_NEWTIME, "time"}};
   std::string s;
   for (auto& [bit, name] : kinds)
     if (flags & bit) s += (s.empty() ? "" : ",") + std::string(name);
@@ -480,12 +475,9 @@ std::string sockaddr_text(const std::vector<uint8_t>& a, int type) {
 Classified classify(const Call& call, PathContext& ctx, const ClassifyEnv& env) {
   const uint64_t* a = call.args;
   switch (call.nr) {
-    case __NR_open:
-      return classify_open(call, ctx, env, AT_FDCWD, 0, a[1], a[2], nullptr);
-    case __NR_creat:
-      return classify_open(call, ctx, env, AT_FDCWD, 0, O_CREAT | O_WRONLY | O_TRUNC, a[1], nullptr);
-    case __NR_openat:
-      return classify_open(call, ctx, env, as_fd(a[0]), 1, a[2], a[3], nullptr);
+    case __NR_open: return classify_open(call, ctx, env, AT_FDCWD, 0, a[1], a[2], nullptr);
+    case __NR_creat: return classify_open(call, ctx, env, AT_FDCWD, 0, O_CREAT | O_WRONLY | O_TRUNC, a[1], nullptr);
+    case __NR_openat: return classify_open(call, ctx, env, as_fd(a[0]), 1, a[2], a[3], nullptr);
     case __NR_openat2: {
       open_how how{};
       size_t size = a[3];
@@ -527,7 +519,9 @@ Classified classify(const Call& call, PathContext& ctx, const ClassifyEnv& env) 
       bool trunc = write && (flags & O_TRUNC) && S_ISREG(st.st_mode);
       Classified c;
       c.flags = flags;
-      Facet f = facet(trunc ? Action::FileTruncate : write ? Action::FileWrite : Action::FileRead,
+      Facet f = facet(trunc   ? Action::FileTruncate
+                      : write ? Action::FileWrite
+                              : Action::FileRead,
                       fd_path(obj.get()), S_ISDIR(st.st_mode));
       add_device_aliases(f, st, env);
       add_inode_aliases(f, st, env);
@@ -545,36 +539,24 @@ Classified classify(const Call& call, PathContext& ctx, const ClassifyEnv& env) 
       c.op.obj = std::move(obj);
       return c;
     }
-    case __NR_unlink:
-      return classify_unlink(call, ctx, AT_FDCWD, 0, 0);
-    case __NR_rmdir:
-      return classify_unlink(call, ctx, AT_FDCWD, 0, AT_REMOVEDIR);
+    case __NR_unlink: return classify_unlink(call, ctx, AT_FDCWD, 0, 0);
+    case __NR_rmdir: return classify_unlink(call, ctx, AT_FDCWD, 0, AT_REMOVEDIR);
     case __NR_unlinkat:
       if (a[2] & ~uint64_t(AT_REMOVEDIR)) return fail(EINVAL);
       return classify_unlink(call, ctx, as_fd(a[0]), 1, a[2]);
-    case __NR_rename:
-      return classify_rename(call, ctx, AT_FDCWD, 0, AT_FDCWD, 1, 0);
-    case __NR_renameat:
-      return classify_rename(call, ctx, as_fd(a[0]), 1, as_fd(a[2]), 3, 0);
+    case __NR_rename: return classify_rename(call, ctx, AT_FDCWD, 0, AT_FDCWD, 1, 0);
+    case __NR_renameat: return classify_rename(call, ctx, as_fd(a[0]), 1, as_fd(a[2]), 3, 0);
     case __NR_renameat2:
       if (a[4] & ~uint64_t(RENAME_NOREPLACE | RENAME_EXCHANGE | RENAME_WHITEOUT)) return fail(EINVAL);
       return classify_rename(call, ctx, as_fd(a[0]), 1, as_fd(a[2]), 3, a[4]);
-    case __NR_link:
-      return classify_link(call, ctx, AT_FDCWD, 0, AT_FDCWD, 1, 0);
-    case __NR_linkat:
-      return classify_link(call, ctx, as_fd(a[0]), 1, as_fd(a[2]), 3, a[4]);
-    case __NR_symlink:
-      return classify_symlink(call, ctx, 0, AT_FDCWD, 1);
-    case __NR_symlinkat:
-      return classify_symlink(call, ctx, 0, as_fd(a[1]), 2);
-    case __NR_mkdir:
-      return classify_mknod(call, ctx, env, AT_FDCWD, 0, a[1], 0, true);
-    case __NR_mkdirat:
-      return classify_mknod(call, ctx, env, as_fd(a[0]), 1, a[2], 0, true);
-    case __NR_mknod:
-      return classify_mknod(call, ctx, env, AT_FDCWD, 0, a[1], a[2], false);
-    case __NR_mknodat:
-      return classify_mknod(call, ctx, env, as_fd(a[0]), 1, a[2], a[3], false);
+    case __NR_link: return classify_link(call, ctx, AT_FDCWD, 0, AT_FDCWD, 1, 0);
+    case __NR_linkat: return classify_link(call, ctx, as_fd(a[0]), 1, as_fd(a[2]), 3, a[4]);
+    case __NR_symlink: return classify_symlink(call, ctx, 0, AT_FDCWD, 1);
+    case __NR_symlinkat: return classify_symlink(call, ctx, 0, as_fd(a[1]), 2);
+    case __NR_mkdir: return classify_mknod(call, ctx, env, AT_FDCWD, 0, a[1], 0, true);
+    case __NR_mkdirat: return classify_mknod(call, ctx, env, as_fd(a[0]), 1, a[2], 0, true);
+    case __NR_mknod: return classify_mknod(call, ctx, env, AT_FDCWD, 0, a[1], a[2], false);
+    case __NR_mknodat: return classify_mknod(call, ctx, env, as_fd(a[0]), 1, a[2], a[3], false);
     case __NR_truncate: {
       auto p = read_path(call, 0);
       if (!p) return fail(p.error().err);
@@ -621,9 +603,9 @@ Classified classify(const Call& call, PathContext& ctx, const ClassifyEnv& env) 
         c.op.uid = static_cast<uint32_t>(a[1]);
         c.op.gid = static_cast<uint32_t>(a[2]);
       } else if (call.nr == __NR_fchownat) {
-        c = attr_classified(attr_object(call, ctx, env, as_fd(a[0]), 1, !(a[4] & AT_SYMLINK_NOFOLLOW),
-                                        a[4] & AT_EMPTY_PATH, false),
-                            OpKind::Chown, env);
+        c = attr_classified(
+            attr_object(call, ctx, env, as_fd(a[0]), 1, !(a[4] & AT_SYMLINK_NOFOLLOW), a[4] & AT_EMPTY_PATH, false),
+            OpKind::Chown, env);
         c.op.uid = static_cast<uint32_t>(a[2]);
         c.op.gid = static_cast<uint32_t>(a[3]);
       } else {
@@ -642,10 +624,10 @@ Classified classify(const Call& call, PathContext& ctx, const ClassifyEnv& env) 
       int patharg = at ? 1 : 0;
       uint64_t flags = call.nr == __NR_utimensat ? a[3] : 0;
       uint64_t times = call.nr == __NR_utimensat ? a[2] : at ? a[2] : a[1];
-      auto c = attr_classified(attr_object(call, ctx, env, at ? as_fd(a[0]) : AT_FDCWD, patharg,
-                                           !(flags & AT_SYMLINK_NOFOLLOW), flags & AT_EMPTY_PATH,
-                                           call.nr == __NR_utimensat),
-                               OpKind::Utimens, env);
+      auto c =
+          attr_classified(attr_object(call, ctx, env, at ? as_fd(a[0]) : AT_FDCWD, patharg,
+                                      !(flags & AT_SYMLINK_NOFOLLOW), flags & AT_EMPTY_PATH, call.nr == __NR_utimensat),
+                          OpKind::Utimens, env);
       if (c.op.kind != OpKind::Utimens) return c;
       timespec ts[2];
       if (times == 0) {
@@ -733,7 +715,7 @@ Classified classify(const Call& call, PathContext& ctx, const ClassifyEnv& env) 
       c.op.kind = OpKind::IoctlFlags;
       c.op.flags = a[1];
       c.op.obj = std::move(*f);
-      size_t size = (a[1] & 0xffffffffu) == FS_IOC_FSSETXATTR ? sizeof(fsxattr)
+      size_t size = (a[1] & 0xffffffffu) == FS_IOC_FSSETXATTR   ? sizeof(fsxattr)
                     : (a[1] & 0xffffffffu) == FS_IOC32_SETFLAGS ? sizeof(int)
                                                                 : sizeof(long);
       c.op.blob.resize(size);
@@ -764,11 +746,9 @@ Classified classify(const Call& call, PathContext& ctx, const ClassifyEnv& env) 
       return c;
     }
     // ---- signals
-    case __NR_kill:
-      return classify_target_process(Action::ProcSignal, static_cast<pid_t>(a[0]), env, a[1]);
+    case __NR_kill: return classify_target_process(Action::ProcSignal, static_cast<pid_t>(a[0]), env, a[1]);
     case __NR_tkill:
-    case __NR_rt_sigqueueinfo:
-      return classify_target_process(Action::ProcSignal, static_cast<pid_t>(a[0]), env, a[1]);
+    case __NR_rt_sigqueueinfo: return classify_target_process(Action::ProcSignal, static_cast<pid_t>(a[0]), env, a[1]);
     case __NR_tgkill:
     case __NR_rt_tgsigqueueinfo:
       return classify_target_process(Action::ProcSignal, static_cast<pid_t>(a[0]), env, a[2]);
@@ -785,8 +765,7 @@ Classified classify(const Call& call, PathContext& ctx, const ClassifyEnv& env) 
         return c;
       }
       return classify_target_process(Action::ProcTrace, static_cast<pid_t>(a[1]), env, a[0]);
-    case __NR_process_vm_writev:
-      return classify_target_process(Action::ProcTrace, static_cast<pid_t>(a[0]), env, 0);
+    case __NR_process_vm_writev: return classify_target_process(Action::ProcTrace, static_cast<pid_t>(a[0]), env, 0);
     case __NR_pidfd_getfd: {
       auto f = target_fd_object(call, as_fd(a[0]), true, env);
       pid_t target = f ? pid_of_pidfd(f->get()) : -1;
@@ -822,7 +801,8 @@ Classified classify(const Call& call, PathContext& ctx, const ClassifyEnv& env) 
       if (fam == AF_UNIX && addr.size() > off && addr[off] != 0) {
         // A path names the socket in the target's mount namespace: resolve it
         // there and reach it through the resolved object.
-        std::string sp(reinterpret_cast<const char*>(addr.data() + off), strnlen(reinterpret_cast<const char*>(addr.data() + off), addr.size() - off));
+        std::string sp(reinterpret_cast<const char*>(addr.data() + off),
+                       strnlen(reinterpret_cast<const char*>(addr.data() + off), addr.size() - off));
         auto r = resolve_path(ctx, AT_FDCWD, sp, connecting ? Follow::Final : Follow::NoFinal);
         if (!r) return fail(r.error().err);
         std::string via;
@@ -871,8 +851,8 @@ Classified classify(const Call& call, PathContext& ctx, const ClassifyEnv& env) 
     case __NR_mount_setattr:
     case __NR_fspick:
     case __NR_open_tree_attr: {
-      int parg = call.nr == __NR_mount || call.nr == __NR_pivot_root ? 1
-                 : call.nr == __NR_umount2 || call.nr == __NR_chroot  ? 0
+      int parg = call.nr == __NR_mount || call.nr == __NR_pivot_root   ? 1
+                 : call.nr == __NR_umount2 || call.nr == __NR_chroot   ? 0
                  : call.nr == __NR_move_mount                          ? 3
                  : call.nr == __NR_fsopen                              ? 0
                  : call.nr == __NR_fsconfig || call.nr == __NR_fsmount ? -1
@@ -951,8 +931,7 @@ Classified classify(const Call& call, PathContext& ctx, const ClassifyEnv& env) 
       c.creds_changed = true;
       return c;
     }
-    default:
-      return fail(ENOSYS);
+    default: return fail(ENOSYS);
   }
 }
 

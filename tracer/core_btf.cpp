@@ -45,10 +45,8 @@ bool is_named_root(const btf_type* t) {
     case BTF_KIND_ENUM:
     case BTF_KIND_ENUM64:
     case BTF_KIND_TYPEDEF:
-    case BTF_KIND_FWD:
-      return true;
-    default:
-      return false;
+    case BTF_KIND_FWD: return true;
+    default: return false;
   }
 }
 
@@ -92,11 +90,8 @@ class Builder {
         case BTF_KIND_VOLATILE:
         case BTF_KIND_CONST:
         case BTF_KIND_RESTRICT:
-        case BTF_KIND_TYPE_TAG:
-          work.push_back(t->type);
-          break;
-        default:
-          break;
+        case BTF_KIND_TYPE_TAG: work.push_back(t->type); break;
+        default: break;
       }
     }
   }
@@ -126,12 +121,8 @@ class Builder {
       if (!name) name = "";
       int got = -1;
       switch (btf_kind(t)) {
-        case BTF_KIND_INT:
-          got = btf__add_int(o, name, t->size, btf_int_encoding(t));
-          break;
-        case BTF_KIND_FLOAT:
-          got = btf__add_float(o, name, t->size);
-          break;
+        case BTF_KIND_INT: got = btf__add_int(o, name, t->size, btf_int_encoding(t)); break;
+        case BTF_KIND_FLOAT: got = btf__add_float(o, name, t->size); break;
         case BTF_KIND_ARRAY: {
           const struct btf_array* a = btf_array(t);
           got = btf__add_array(o, map(a->index_type), map(a->type), a->nelems);
@@ -167,24 +158,12 @@ class Builder {
           }
           break;
         }
-        case BTF_KIND_FWD:
-          got = btf__add_fwd(o, name, btf_kflag(t) ? BTF_FWD_UNION : BTF_FWD_STRUCT);
-          break;
-        case BTF_KIND_TYPEDEF:
-          got = btf__add_typedef(o, name, map(t->type));
-          break;
-        case BTF_KIND_VOLATILE:
-          got = btf__add_volatile(o, map(t->type));
-          break;
-        case BTF_KIND_CONST:
-          got = btf__add_const(o, map(t->type));
-          break;
-        case BTF_KIND_RESTRICT:
-          got = btf__add_restrict(o, map(t->type));
-          break;
-        case BTF_KIND_TYPE_TAG:
-          got = btf__add_type_tag(o, name, map(t->type));
-          break;
+        case BTF_KIND_FWD: got = btf__add_fwd(o, name, btf_kflag(t) ? BTF_FWD_UNION : BTF_FWD_STRUCT); break;
+        case BTF_KIND_TYPEDEF: got = btf__add_typedef(o, name, map(t->type)); break;
+        case BTF_KIND_VOLATILE: got = btf__add_volatile(o, map(t->type)); break;
+        case BTF_KIND_CONST: got = btf__add_const(o, map(t->type)); break;
+        case BTF_KIND_RESTRICT: got = btf__add_restrict(o, map(t->type)); break;
+        case BTF_KIND_TYPE_TAG: got = btf__add_type_tag(o, name, map(t->type)); break;
         case BTF_KIND_FUNC_PROTO: {
           got = btf__add_func_proto(o, map(t->type));
           const btf_param* p = btf_params(t);
@@ -261,7 +240,7 @@ Result<std::string> core_btf_file(const void* elf, size_t elf_size, const std::s
   std::string name = std::string("core-") + key + ".btf";
   std::string path = dir + "/" + name;
 
-  struct stat st{};
+  struct stat st {};
   if (mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) return Error::from_errno("mkdir " + dir);
   if (lstat(dir.c_str(), &st) != 0 || !trusted(st, true))
     return Error{EPERM, dir + " is not a directory that only this user can write"};
@@ -276,7 +255,7 @@ Result<std::string> core_btf_file(const void* elf, size_t elf_size, const std::s
   // The object's own BTF, from an open (not a load) of it.
   LIBBPF_OPTS(bpf_object_open_opts, oo, .object_name = "cottonbox_core");
   std::unique_ptr<bpf_object, decltype(&bpf_object__close)> obj(bpf_object__open_mem(elf, elf_size, &oo),
-                                                                 &bpf_object__close);
+                                                                &bpf_object__close);
   const btf* local = obj ? bpf_object__btf(obj.get()) : nullptr;
   if (!local) return Error{EINVAL, "cannot read the tracer object's BTF"};
   auto raw = minimal_core_btf(kernel.get(), local);

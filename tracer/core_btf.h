@@ -32,8 +32,7 @@ Result<std::string> minimal_core_btf(const btf* kernel, const btf* local);
 // boot.  Reused if it is there (and owned by us, not writable by others),
 // else made from /sys/kernel/btf/vmlinux; `made` says which.  The result is
 // the path to give libbpf; an Error means "use the kernel's whole BTF".
-Result<std::string> core_btf_file(const void* elf, size_t elf_size, const std::string& dir,
-                                  bool* made = nullptr);
+Result<std::string> core_btf_file(const void* elf, size_t elf_size, const std::string& dir, bool* made = nullptr);
 
 // The directory those files live in.  Sessions hide and protect it (it
 // serves later sessions, so none may rewrite it).

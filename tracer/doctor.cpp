@@ -30,14 +30,17 @@ std::vector<Capability> capabilities(const Features& f) {
                        : "cottonbox cannot supervise anything here: `cottonbox run` refuses to start",
       true);
   add("seccomp_sync_wakeup", "seccomp sync wake-up", f.seccomp_sync_wakeup,
-      f.seccomp_sync_wakeup ? "SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP" : "no SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP (Linux 6.6)",
-      f.seccomp_sync_wakeup ? "a decision costs one switch to the supervisor and back"
-                            : "decisions work, with a scheduler round trip each (slower); sessions are marked degraded");
+      f.seccomp_sync_wakeup ? "SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP"
+                            : "no SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP (Linux 6.6)",
+      f.seccomp_sync_wakeup
+          ? "a decision costs one switch to the supervisor and back"
+          : "decisions work, with a scheduler round trip each (slower); sessions are marked degraded");
   add("seccomp_killable_recv", "seccomp killable wait", f.seccomp_killable_recv,
       f.seccomp_killable_recv ? "SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV"
                               : "no SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV (Linux 5.19)",
-      f.seccomp_killable_recv ? "a syscall being decided is not torn by non-fatal signals"
-                              : "a signal can interrupt a syscall waiting for its decision, and the command retries it");
+      f.seccomp_killable_recv
+          ? "a syscall being decided is not torn by non-fatal signals"
+          : "a signal can interrupt a syscall waiting for its decision, and the command retries it");
 
   std::vector<std::string> offers;
   if (f.bpf_tracepoint) offers.push_back("tracepoints");
@@ -65,7 +68,7 @@ std::vector<Capability> capabilities(const Features& f) {
 
   add("landlock", "Landlock", f.landlock_abi > 0,
       f.landlock_abi > 0 ? "ABI " + std::to_string(f.landlock_abi) : f.landlock_detail,
-      f.landlock_abi >= 6   ? "a kernel layer under the supervisor, also scoping signals to the session"
+      f.landlock_abi >= 6  ? "a kernel layer under the supervisor, also scoping signals to the session"
       : f.landlock_abi > 0 ? "a kernel layer under the supervisor; signals are scoped by the supervisor (needs ABI 6)"
                            : "no Landlock layer: rules rest on seccomp and the mount layer");
 

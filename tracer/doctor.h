@@ -11,11 +11,11 @@
 namespace cb {
 
 struct Capability {
-  std::string id;      // "seccomp_notify", "ebpf", ... (the JSON key)
-  std::string name;    // "seccomp user-notify"
+  std::string id;    // "seccomp_notify", "ebpf", ... (the JSON key)
+  std::string name;  // "seccomp user-notify"
   bool available = false;
-  std::string detail;  // what the machine has, or what is missing
-  std::string effect;  // what cottonbox does with it, or without it
+  std::string detail;      // what the machine has, or what is missing
+  std::string effect;      // what cottonbox does with it, or without it
   bool essential = false;  // cottonbox cannot run without it
 };
 

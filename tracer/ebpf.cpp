@@ -89,8 +89,7 @@ class LogCapture {
 // Privileges are checked before anything is loaded, so EACCES here is the
 // verifier refusing a program, and EPERM a missing capability or a lockdown.
 Error load_error(const char* what, int err, const LogCapture& log) {
-  if (err == EPERM)
-    return Error{err, std::string(what) + ": BPF needs root or CAP_BPF+CAP_PERFMON" + log.tail()};
+  if (err == EPERM) return Error{err, std::string(what) + ": BPF needs root or CAP_BPF+CAP_PERFMON" + log.tail()};
   if (err == EACCES) return Error{err, std::string(what) + ": refused by the kernel's BPF verifier" + log.tail()};
   return Error{err, std::string(what) + ": " + std::strerror(err) + log.tail()};
 }
@@ -128,7 +127,7 @@ constexpr const char* kVmlinuxBtf = "/sys/kernel/btf/vmlinux";
 // Learns the calling process's pid namespace from the kernel (see
 // bpf/cb_calibrate.bpf.c for why user space cannot).
 Result<PidNamespace> calibrate() {
-  struct stat st{};
+  struct stat st {};
   if (stat("/proc/self/ns/pid", &st) != 0) return Error::from_errno("cannot stat /proc/self/ns/pid");
   // The initial pid namespace has a fixed inode number (PROC_PID_INIT_INO),
   // one that no other namespace can have: there, the common case, the
@@ -141,8 +140,7 @@ Result<PidNamespace> calibrate() {
   if (!c) return load_error("cannot open the calibration program", errno, log);
   c->rodata->ns_dev = st.st_dev;
   c->rodata->ns_ino = st.st_ino;
-  if (int err = cb_calibrate_bpf__load(c.get()))
-    return load_error("cannot load the calibration program", -err, log);
+  if (int err = cb_calibrate_bpf__load(c.get())) return load_error("cannot load the calibration program", -err, log);
   LIBBPF_OPTS(bpf_test_run_opts, opts);
   if (bpf_prog_test_run_opts(bpf_program__fd(c->progs.cb_calibrate), &opts) != 0)
     return load_error("cannot run the calibration program", errno, log);
@@ -152,8 +150,8 @@ Result<PidNamespace> calibrate() {
     return Error{EINVAL, "the kernel places this process in pid namespace " + std::to_string(b->inum) +
                              " but /proc/self/ns/pid says " + std::to_string(st.st_ino)};
   if (b->helper_ret != 0 || b->ns_tgid != getpid())
-    return Error{EINVAL, "bpf_get_ns_current_pid_tgid disagrees with getpid() (" + std::to_string(b->ns_tgid) +
-                             " vs " + std::to_string(getpid()) + ")"};
+    return Error{EINVAL, "bpf_get_ns_current_pid_tgid disagrees with getpid() (" + std::to_string(b->ns_tgid) + " vs " +
+                             std::to_string(getpid()) + ")"};
   return PidNamespace{st.st_dev, st.st_ino, b->level};
 }
 
@@ -210,12 +208,10 @@ struct EbpfTracer::Impl {
     attached.push_back(std::string("raw_tp:") + tp);
     return Ok{};
   }
-
 };
 
 Result<EbpfTracer> EbpfTracer::open(const EbpfConfig& config) {
-  if (fake_missing("ebpf"))
-    return Error{ENOTSUP, "eBPF tracer disabled by COTTONBOX_FAKE_MISSING=ebpf (test only)"};
+  if (fake_missing("ebpf")) return Error{ENOTSUP, "eBPF tracer disabled by COTTONBOX_FAKE_MISSING=ebpf (test only)"};
   if (fake_missing("ebpf-load"))
     return Error{ENOTSUP, "the tracer's programs failed to load (COTTONBOX_FAKE_MISSING=ebpf-load, test only)"};
   if (!has_bpf_privileges()) return Error{EPERM, "BPF needs root or CAP_BPF+CAP_PERFMON"};
@@ -261,8 +257,7 @@ Result<EbpfTracer> EbpfTracer::open(const EbpfConfig& config) {
     long cpus = std::max(1L, sysconf(_SC_NPROCESSORS_CONF));
     skel->rodata->wakeup_bytes =
         std::max<uint64_t>(page, std::min<uint64_t>(config.wakeup_bytes, ring / 4 / static_cast<uint64_t>(cpus)));
-    skel->rodata->wakeup_mask =
-        static_cast<uint32_t>(round_up_pow2(std::max<uint32_t>(config.wakeup_records, 1)) - 1);
+    skel->rodata->wakeup_mask = static_cast<uint32_t>(round_up_pow2(std::max<uint32_t>(config.wakeup_records, 1)) - 1);
     if (int err = bpf_map__set_max_entries(skel->maps.rb, static_cast<uint32_t>(ring)))
       return load_error("cannot size the ring buffer", -err, log);
     if (!io_uring_tp) bpf_program__set_autoload(skel->progs.cb_io_uring, false);
@@ -288,9 +283,9 @@ Result<EbpfTracer> EbpfTracer::open(const EbpfConfig& config) {
   auto* skel = impl->skel.get();
 
   // Process lifecycle first: a fork during the attach loop is then not missed.
-  for (auto [prog, tp] : {std::pair{skel->progs.cb_fork, "sched_process_fork"},
-                          std::pair{skel->progs.cb_exec, "sched_process_exec"},
-                          std::pair{skel->progs.cb_exit, "sched_process_exit"}})
+  for (auto [prog, tp] :
+       {std::pair{skel->progs.cb_fork, "sched_process_fork"}, std::pair{skel->progs.cb_exec, "sched_process_exec"},
+        std::pair{skel->progs.cb_exit, "sched_process_exit"}})
     if (auto r = impl->attach_raw(prog, tp); !r) return r.error();
   if (io_uring_tp) {
     if (auto r = impl->attach_raw(skel->progs.cb_io_uring, "io_uring_submit_req"); !r)
@@ -319,8 +314,8 @@ Result<EbpfTracer> EbpfTracer::open(const EbpfConfig& config) {
           return Error::from_errno("cannot program the syscall table");
     }
   }
-  for (auto [prog, tp] : {std::pair{skel->progs.cb_sys_exit, "sys_exit"},
-                          std::pair{skel->progs.cb_sys_enter, "sys_enter"}})
+  for (auto [prog, tp] :
+       {std::pair{skel->progs.cb_sys_exit, "sys_exit"}, std::pair{skel->progs.cb_sys_enter, "sys_enter"}})
     if (auto r = impl->attach_raw(prog, tp); !r) return r.error();
 
   impl->ring.reset(ring_buffer__new(bpf_map__fd(skel->maps.rb), &Impl::on_sample, impl.get(), nullptr));
@@ -403,8 +398,7 @@ struct EbpfTracer::Impl {
 };
 
 Result<EbpfTracer> EbpfTracer::open(const EbpfConfig&) {
-  if (fake_missing("ebpf"))
-    return Error{ENOTSUP, "eBPF tracer disabled by COTTONBOX_FAKE_MISSING=ebpf (test only)"};
+  if (fake_missing("ebpf")) return Error{ENOTSUP, "eBPF tracer disabled by COTTONBOX_FAKE_MISSING=ebpf (test only)"};
   return Error{ENOTSUP, "this cottonbox was built without eBPF support (COTTONBOX_WITH_EBPF=OFF)"};
 }
 Result<Ok> EbpfTracer::track(pid_t) { return Error{ENOTSUP, "no eBPF support"}; }

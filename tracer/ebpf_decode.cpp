@@ -21,9 +21,12 @@ constexpr TracedSyscall kTraced[] = {
     {.nr = SYS_open, .name = "open", .nargs = 3, .path1 = 0, .flags = 1, .mode = 2},
     {.nr = SYS_openat, .name = "openat", .nargs = 4, .path1 = 1, .dirfd1 = 0, .flags = 2, .mode = 3},
     // openat2's struct open_how is copied at sys_enter into args[2..4].
-    {.nr = SYS_openat2, .name = "openat2", .nargs = 4, .path1 = 1, .dirfd1 = 0, .how = 2, .flags = 2,
-     .mode = 3},
-    {.nr = SYS_creat, .name = "creat", .nargs = 2, .path1 = 0, .mode = 1,
+    {.nr = SYS_openat2, .name = "openat2", .nargs = 4, .path1 = 1, .dirfd1 = 0, .how = 2, .flags = 2, .mode = 3},
+    {.nr = SYS_creat,
+     .name = "creat",
+     .nargs = 2,
+     .path1 = 0,
+     .mode = 1,
      .implied_flags = O_CREAT | O_WRONLY | O_TRUNC},
     // removal
     {.nr = SYS_unlink, .name = "unlink", .nargs = 1, .path1 = 0},
@@ -32,16 +35,20 @@ constexpr TracedSyscall kTraced[] = {
     // renames
     {.nr = SYS_rename, .name = "rename", .nargs = 2, .path1 = 0, .path2 = 1},
     {.nr = SYS_renameat, .name = "renameat", .nargs = 4, .path1 = 1, .dirfd1 = 0, .path2 = 3, .dirfd2 = 2},
-    {.nr = SYS_renameat2, .name = "renameat2", .nargs = 5, .path1 = 1, .dirfd1 = 0, .path2 = 3, .dirfd2 = 2,
+    {.nr = SYS_renameat2,
+     .name = "renameat2",
+     .nargs = 5,
+     .path1 = 1,
+     .dirfd1 = 0,
+     .path2 = 3,
+     .dirfd2 = 2,
      .flags = 4},
     // links: path1 the existing file, path2 the new name; symlink: path1 the
     // new link, path2 its contents (not a path to resolve)
     {.nr = SYS_link, .name = "link", .nargs = 2, .path1 = 0, .path2 = 1},
-    {.nr = SYS_linkat, .name = "linkat", .nargs = 5, .path1 = 1, .dirfd1 = 0, .path2 = 3, .dirfd2 = 2,
-     .flags = 4},
+    {.nr = SYS_linkat, .name = "linkat", .nargs = 5, .path1 = 1, .dirfd1 = 0, .path2 = 3, .dirfd2 = 2, .flags = 4},
     {.nr = SYS_symlink, .name = "symlink", .nargs = 2, .path1 = 1, .path2 = 0, .dirfd2 = CB_AT_RAW},
-    {.nr = SYS_symlinkat, .name = "symlinkat", .nargs = 3, .path1 = 2, .dirfd1 = 1, .path2 = 0,
-     .dirfd2 = CB_AT_RAW},
+    {.nr = SYS_symlinkat, .name = "symlinkat", .nargs = 3, .path1 = 2, .dirfd1 = 1, .path2 = 0, .dirfd2 = CB_AT_RAW},
     // creation of other inodes
     {.nr = SYS_mkdir, .name = "mkdir", .nargs = 2, .path1 = 0, .mode = 1},
     {.nr = SYS_mkdirat, .name = "mkdirat", .nargs = 3, .path1 = 1, .dirfd1 = 0, .mode = 2},
@@ -62,11 +69,15 @@ constexpr TracedSyscall kTraced[] = {
     {.nr = SYS_futimesat, .name = "futimesat", .nargs = 3, .path1 = 1, .dirfd1 = 0},
     {.nr = SYS_utimensat, .name = "utimensat", .nargs = 4, .path1 = 1, .dirfd1 = 0, .flags = 3},
     {.nr = SYS_chown, .name = "chown", .nargs = 3, .path1 = 0, .uid = 1, .gid = 2},
-    {.nr = SYS_lchown, .name = "lchown", .nargs = 3, .path1 = 0, .uid = 1, .gid = 2,
+    {.nr = SYS_lchown,
+     .name = "lchown",
+     .nargs = 3,
+     .path1 = 0,
+     .uid = 1,
+     .gid = 2,
      .implied_flags = AT_SYMLINK_NOFOLLOW},
     {.nr = SYS_fchown, .name = "fchown", .nargs = 3, .fd = 0, .uid = 1, .gid = 2},
-    {.nr = SYS_fchownat, .name = "fchownat", .nargs = 5, .path1 = 1, .dirfd1 = 0, .flags = 4, .uid = 2,
-     .gid = 3},
+    {.nr = SYS_fchownat, .name = "fchownat", .nargs = 5, .path1 = 1, .dirfd1 = 0, .flags = 4, .uid = 2, .gid = 3},
     // extended attributes (ACLs, security labels, capabilities)
     {.nr = SYS_setxattr, .name = "setxattr", .nargs = 5, .path1 = 0},
     {.nr = SYS_lsetxattr, .name = "lsetxattr", .nargs = 5, .path1 = 0, .implied_flags = AT_SYMLINK_NOFOLLOW},
@@ -96,15 +107,69 @@ constexpr TracedSyscall kTraced[] = {
 };
 
 constexpr std::string_view kIoUringOps[] = {
-    "NOP", "READV", "WRITEV", "FSYNC", "READ_FIXED", "WRITE_FIXED", "POLL_ADD", "POLL_REMOVE",
-    "SYNC_FILE_RANGE", "SENDMSG", "RECVMSG", "TIMEOUT", "TIMEOUT_REMOVE", "ACCEPT", "ASYNC_CANCEL",
-    "LINK_TIMEOUT", "CONNECT", "FALLOCATE", "OPENAT", "CLOSE", "FILES_UPDATE", "STATX", "READ", "WRITE",
-    "FADVISE", "MADVISE", "SEND", "RECV", "OPENAT2", "EPOLL_CTL", "SPLICE", "PROVIDE_BUFFERS",
-    "REMOVE_BUFFERS", "TEE", "SHUTDOWN", "RENAMEAT", "UNLINKAT", "MKDIRAT", "SYMLINKAT", "LINKAT",
-    "MSG_RING", "FSETXATTR", "SETXATTR", "FGETXATTR", "GETXATTR", "SOCKET", "URING_CMD", "SEND_ZC",
-    "SENDMSG_ZC", "READ_MULTISHOT", "WAITID", "FUTEX_WAIT", "FUTEX_WAKE", "FUTEX_WAITV",
-    "FIXED_FD_INSTALL", "FTRUNCATE", "BIND", "LISTEN", "RECV_ZC", "EPOLL_WAIT", "READV_FIXED",
-    "WRITEV_FIXED", "PIPE",
+    "NOP",
+    "READV",
+    "WRITEV",
+    "FSYNC",
+    "READ_FIXED",
+    "WRITE_FIXED",
+    "POLL_ADD",
+    "POLL_REMOVE",
+    "SYNC_FILE_RANGE",
+    "SENDMSG",
+    "RECVMSG",
+    "TIMEOUT",
+    "TIMEOUT_REMOVE",
+    "ACCEPT",
+    "ASYNC_CANCEL",
+    "LINK_TIMEOUT",
+    "CONNECT",
+    "FALLOCATE",
+    "OPENAT",
+    "CLOSE",
+    "FILES_UPDATE",
+    "STATX",
+    "READ",
+    "WRITE",
+    "FADVISE",
+    "MADVISE",
+    "SEND",
+    "RECV",
+    "OPENAT2",
+    "EPOLL_CTL",
+    "SPLICE",
+    "PROVIDE_BUFFERS",
+    "REMOVE_BUFFERS",
+    "TEE",
+    "SHUTDOWN",
+    "RENAMEAT",
+    "UNLINKAT",
+    "MKDIRAT",
+    "SYMLINKAT",
+    "LINKAT",
+    "MSG_RING",
+    "FSETXATTR",
+    "SETXATTR",
+    "FGETXATTR",
+    "GETXATTR",
+    "SOCKET",
+    "URING_CMD",
+    "SEND_ZC",
+    "SENDMSG_ZC",
+    "READ_MULTISHOT",
+    "WAITID",
+    "FUTEX_WAIT",
+    "FUTEX_WAKE",
+    "FUTEX_WAITV",
+    "FIXED_FD_INSTALL",
+    "FTRUNCATE",
+    "BIND",
+    "LISTEN",
+    "RECV_ZC",
+    "EPOLL_WAIT",
+    "READV_FIXED",
+    "WRITEV_FIXED",
+    "PIPE",
 };
 
 // Reads the tail of a record blob by blob, refusing to run past its end.
@@ -133,9 +198,7 @@ bool read_struct(std::span<const uint8_t> bytes, T* out) {
   return true;
 }
 
-std::string comm_of(const cb_rec_hdr& h) {
-  return std::string(h.comm, strnlen(h.comm, sizeof(h.comm)));
-}
+std::string comm_of(const cb_rec_hdr& h) { return std::string(h.comm, strnlen(h.comm, sizeof(h.comm))); }
 
 bool flag(uint32_t flags, uint32_t bit) { return (flags & bit) != 0; }
 
@@ -221,12 +284,10 @@ Result<Ok> decode_syscall(std::span<const uint8_t> bytes, TraceRecord& rec) {
     else
       rec.path = blobs[CB_SYS_BASE1];
   }
-  if (s->path2 >= 0)
-    make_path(CB_SYS_PATH2, s->dirfd2, &rec.path2, &rec.path2_truncated, &rec.path2_unresolved);
+  if (s->path2 >= 0) make_path(CB_SYS_PATH2, s->dirfd2, &rec.path2, &rec.path2_truncated, &rec.path2_unresolved);
   if (s->addr >= 0) {
     rec.addr_raw = blobs[CB_SYS_ADDR];
-    auto raw = std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(rec.addr_raw.data()),
-                                        rec.addr_raw.size());
+    auto raw = std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(rec.addr_raw.data()), rec.addr_raw.size());
     rec.addr = render_sockaddr(raw, r.sock_type, r.sock_proto, blobs[CB_SYS_BASE1]);
     rec.path = rec.addr;
   }
@@ -351,8 +412,7 @@ std::string render_sockaddr(std::span<const uint8_t> addr, uint16_t sock_type, u
     case AF_UNIX: {
       auto name = addr.subspan(2);
       if (name.empty()) return "unix:";
-      if (name[0] == 0)
-        return "unix:@" + std::string(reinterpret_cast<const char*>(name.data()) + 1, name.size() - 1);
+      if (name[0] == 0) return "unix:@" + std::string(reinterpret_cast<const char*>(name.data()) + 1, name.size() - 1);
       std::string p(reinterpret_cast<const char*>(name.data()),
                     strnlen(reinterpret_cast<const char*>(name.data()), name.size()));
       if (p[0] != '/' && !cwd.empty()) p = join_path(cwd, p);
@@ -379,8 +439,7 @@ Result<Ok> decode_into(std::span<const uint8_t> bytes, int64_t realtime_offset_n
   cb_rec_hdr h;
   if (!read_struct(bytes, &h)) return garbled("shorter than a record header");
   if (h.size != bytes.size())
-    return garbled("size field " + std::to_string(h.size) + " but " + std::to_string(bytes.size()) +
-                   " bytes");
+    return garbled("size field " + std::to_string(h.size) + " but " + std::to_string(bytes.size()) + " bytes");
   if (h.version != CB_WIRE_VERSION) return garbled("wire version " + std::to_string(h.version));
 
   rec.ts_ns = static_cast<int64_t>(h.ts_ns) + realtime_offset_ns;
@@ -403,9 +462,7 @@ Result<Ok> decode_into(std::span<const uint8_t> bytes, int64_t realtime_offset_n
       rec.global_ppid = r.gppid;
       return Ok{};
     }
-    case CB_REC_EXEC:
-      rec.kind = TraceKind::Exec;
-      return decode_exec(bytes, rec);
+    case CB_REC_EXEC: rec.kind = TraceKind::Exec; return decode_exec(bytes, rec);
     case CB_REC_EXIT: {
       cb_rec_exit r;
       if (bytes.size() != sizeof(r)) return garbled("exit record of " + std::to_string(bytes.size()) + " bytes");
@@ -420,13 +477,10 @@ Result<Ok> decode_into(std::span<const uint8_t> bytes, int64_t realtime_offset_n
       }
       return Ok{};
     }
-    case CB_REC_SYSCALL:
-      rec.kind = TraceKind::Syscall;
-      return decode_syscall(bytes, rec);
+    case CB_REC_SYSCALL: rec.kind = TraceKind::Syscall; return decode_syscall(bytes, rec);
     case CB_REC_IO_URING: {
       cb_rec_io_uring r;
-      if (bytes.size() != sizeof(r))
-        return garbled("io_uring record of " + std::to_string(bytes.size()) + " bytes");
+      if (bytes.size() != sizeof(r)) return garbled("io_uring record of " + std::to_string(bytes.size()) + " bytes");
       read_struct(bytes, &r);
       rec.kind = TraceKind::IoUring;
       rec.io_uring_opcode = r.opcode;
@@ -436,8 +490,7 @@ Result<Ok> decode_into(std::span<const uint8_t> bytes, int64_t realtime_offset_n
       rec.syscall = "io_uring:" + rec.io_uring_op;
       return Ok{};
     }
-    default:
-      return garbled("unknown kind " + std::to_string(h.kind));
+    default: return garbled("unknown kind " + std::to_string(h.kind));
   }
 }
 

@@ -48,30 +48,30 @@ struct TraceRecord {
   // the call and the kernel restarts it; the restarted call is a new record.
   int64_t ret = 0;
   std::array<uint64_t, CB_NARGS> args{};
-  uint64_t flags = 0;  // open/openat2/creat flags; *at flags; renameat2 flags; fallocate mode
-  bool created = false;  // an open that made its file (not one that opened an existing file)
-  uint32_t mode = 0;   // open/creat/mkdir/mknod/chmod mode
-  int32_t dirfd = kNoFd;   // as passed (AT_FDCWD = -100); kNoFd when the call has none
+  uint64_t flags = 0;     // open/openat2/creat flags; *at flags; renameat2 flags; fallocate mode
+  bool created = false;   // an open that made its file (not one that opened an existing file)
+  uint32_t mode = 0;      // open/creat/mkdir/mknod/chmod mode
+  int32_t dirfd = kNoFd;  // as passed (AT_FDCWD = -100); kNoFd when the call has none
   int32_t dirfd2 = kNoFd;
-  int32_t fd = kNoFd;      // ftruncate/fchmod/fchown/fallocate/fchdir fd, socket, pidfd
+  int32_t fd = kNoFd;  // ftruncate/fchmod/fchown/fallocate/fchdir fd, socket, pidfd
   std::string path;
   std::string path2;
-  bool path_truncated = false;   // a bound cut the string or the directory walk
+  bool path_truncated = false;  // a bound cut the string or the directory walk
   bool path2_truncated = false;
   bool path_unresolved = false;  // relative, and its base directory was unknown: as passed
   bool path2_unresolved = false;
   int64_t owner_uid = -1;  // chown family; -1: unchanged
   int64_t owner_gid = -1;
-  uint64_t offset = 0;  // fallocate
-  uint64_t length = 0;  // truncate, ftruncate, fallocate
-  int32_t signal = 0;       // kill, tkill, tgkill, pidfd_send_signal
-  int32_t target_arg = 0;   // kill/tkill/tgkill: the pid as the sender named it (its own pidns)
-  int32_t target_tid_arg = 0;   // tgkill: the tid as named
-  int32_t target_pid = 0;       // pidfd_send_signal: target in the supervisor's pidns; 0: unknown
+  uint64_t offset = 0;         // fallocate
+  uint64_t length = 0;         // truncate, ftruncate, fallocate
+  int32_t signal = 0;          // kill, tkill, tgkill, pidfd_send_signal
+  int32_t target_arg = 0;      // kill/tkill/tgkill: the pid as the sender named it (its own pidns)
+  int32_t target_tid_arg = 0;  // tgkill: the tid as named
+  int32_t target_pid = 0;      // pidfd_send_signal: target in the supervisor's pidns; 0: unknown
   int32_t target_global_pid = 0;
-  std::string addr;           // connect/bind: "tcp:127.0.0.1:80", "udp:[::1]:53", "unix:/x", "unix:@x"
-  std::string addr_raw;       // the sockaddr bytes
-  uint16_t sock_type = 0;     // SOCK_STREAM, ...
+  std::string addr;        // connect/bind: "tcp:127.0.0.1:80", "udp:[::1]:53", "unix:/x", "unix:@x"
+  std::string addr_raw;    // the sockaddr bytes
+  uint16_t sock_type = 0;  // SOCK_STREAM, ...
   uint16_t sock_proto = 0;
 
   // Exec: `path` is the executable as exec got it, made absolute.
@@ -87,8 +87,8 @@ struct TraceRecord {
 
   // Exit: the last thread of `pid` is gone.
   int32_t wait_status = 0;
-  int32_t exit_code = -1;  // when it exited normally
-  int32_t exit_signal = 0; // when a signal ended it
+  int32_t exit_code = -1;   // when it exited normally
+  int32_t exit_signal = 0;  // when a signal ended it
   bool core_dumped = false;
 
   // io_uring submission.
@@ -110,8 +110,8 @@ Result<Ok> decode_into(std::span<const uint8_t> bytes, int64_t realtime_offset_n
 // "tcp:127.0.0.1:8080", "udp:[::1]:53", "unix:/run/x.sock", "unix:@abstract",
 // "unix:" (unnamed), "family:16" for anything else.  `cwd` makes a relative
 // unix path absolute.
-std::string render_sockaddr(std::span<const uint8_t> addr, uint16_t sock_type,
-                            uint16_t sock_proto, std::string_view cwd = {});
+std::string render_sockaddr(std::span<const uint8_t> addr, uint16_t sock_type, uint16_t sock_proto,
+                            std::string_view cwd = {});
 
 // "NOP", "READV", ..., "URING_CMD"; "OP_<n>" for an opcode newer than this table.
 std::string io_uring_op_name(uint8_t opcode);

@@ -53,12 +53,8 @@ Outcome execute(Operation& op, const Call& call, const Creds& creds, Listener& l
   const char* name = op.name.c_str();
   const char* name2 = op.name2.c_str();
   switch (op.kind) {
-    case OpKind::Fail:
-      out.ret = -op.err;
-      break;
-    case OpKind::Reply:
-      out.ret = op.value;
-      break;
+    case OpKind::Fail: out.ret = -op.err; break;
+    case OpKind::Reply: out.ret = op.value; break;
     case OpKind::Continue:
       out.responded = l.respond_continue(call.id);
       out.ret = 0;
@@ -85,9 +81,7 @@ Outcome execute(Operation& op, const Call& call, const Creds& creds, Listener& l
       out.responded = true;
       return out;
     }
-    case OpKind::Unlink:
-      out.ret = result(unlinkat(op.dir.get(), name, static_cast<int>(op.flags)));
-      break;
+    case OpKind::Unlink: out.ret = result(unlinkat(op.dir.get(), name, static_cast<int>(op.flags))); break;
     case OpKind::Rename:
       out.ret = result(static_cast<long>(
           syscall(SYS_renameat2, op.dir.get(), name, op.dir2.get(), name2, static_cast<unsigned>(op.flags))));
@@ -100,24 +94,16 @@ Outcome execute(Operation& op, const Call& call, const Creds& creds, Listener& l
       else
         out.ret = result(linkat(op.dir.get(), name, op.dir2.get(), name2, 0));
       break;
-    case OpKind::Symlink:
-      out.ret = result(symlinkat(op.str.c_str(), op.dir2.get(), name2));
-      break;
-    case OpKind::Mkdir:
-      out.ret = result(mkdirat(op.dir.get(), name, static_cast<mode_t>(op.mode)));
-      break;
+    case OpKind::Symlink: out.ret = result(symlinkat(op.str.c_str(), op.dir2.get(), name2)); break;
+    case OpKind::Mkdir: out.ret = result(mkdirat(op.dir.get(), name, static_cast<mode_t>(op.mode))); break;
     case OpKind::Mknod:
       out.ret = result(mknodat(op.dir.get(), name, static_cast<mode_t>(op.mode), static_cast<dev_t>(op.dev)));
       break;
-    case OpKind::Truncate:
-      out.ret = result(truncate(self_fd(op.obj.get()).c_str(), op.len));
-      break;
+    case OpKind::Truncate: out.ret = result(truncate(self_fd(op.obj.get()).c_str(), op.len)); break;
     case OpKind::Chmod:
       out.ret = result(fchmodat(AT_FDCWD, self_fd(op.obj.get()).c_str(), static_cast<mode_t>(op.mode), 0));
       break;
-    case OpKind::Chown:
-      out.ret = result(fchownat(op.obj.get(), "", op.uid, op.gid, AT_EMPTY_PATH));
-      break;
+    case OpKind::Chown: out.ret = result(fchownat(op.obj.get(), "", op.uid, op.gid, AT_EMPTY_PATH)); break;
     case OpKind::Utimens: {
       timespec ts[2];
       memcpy(ts, op.blob.data(), sizeof ts);
@@ -128,12 +114,8 @@ Outcome execute(Operation& op, const Call& call, const Creds& creds, Listener& l
       out.ret = result(setxattr(self_fd(op.obj.get()).c_str(), op.str.c_str(), op.blob.data(), op.blob.size(),
                                 static_cast<int>(op.flags)));
       break;
-    case OpKind::RemoveXattr:
-      out.ret = result(removexattr(self_fd(op.obj.get()).c_str(), op.str.c_str()));
-      break;
-    case OpKind::FdTruncate:
-      out.ret = result(ftruncate(op.obj.get(), op.len));
-      break;
+    case OpKind::RemoveXattr: out.ret = result(removexattr(self_fd(op.obj.get()).c_str(), op.str.c_str())); break;
+    case OpKind::FdTruncate: out.ret = result(ftruncate(op.obj.get(), op.len)); break;
     case OpKind::FdFallocate:
       out.ret = result(fallocate(op.obj.get(), static_cast<int>(op.flags), op.value, op.len));
       break;
@@ -149,8 +131,10 @@ Outcome execute(Operation& op, const Call& call, const Creds& creds, Listener& l
       out.ret = result(ioctl(op.obj.get(), static_cast<unsigned long>(op.flags), op.blob.data()));
       break;
   }
-  if (out.ret < 0) out.responded = l.respond_error(call.id, static_cast<int>(-out.ret));
-  else out.responded = l.respond_value(call.id, out.ret);
+  if (out.ret < 0)
+    out.responded = l.respond_error(call.id, static_cast<int>(-out.ret));
+  else
+    out.responded = l.respond_value(call.id, out.ret);
   return out;
 }
 

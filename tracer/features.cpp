@@ -82,9 +82,7 @@ int seccomp_probe(unsigned flags) {
   });
 }
 
-bool tracefs_has(const UniqueFd& dir, const char* rel) {
-  return dir && faccessat(dir.get(), rel, F_OK, 0) == 0;
-}
+bool tracefs_has(const UniqueFd& dir, const char* rel) { return dir && faccessat(dir.get(), rel, F_OK, 0) == 0; }
 
 void probe_userns(Features& f) {
   std::string clone = read_line("/proc/sys/kernel/unprivileged_userns_clone");
@@ -308,9 +306,9 @@ Features probe_features() {
   f.pidfd_exit_info = probe_pidfd_exit_info();
 
   // Test-only: report what COTTONBOX_FAKE_MISSING names as missing.
-  static constexpr std::string_view kNames[] = {"seccomp", "sync_wakeup", "killable_recv", "ebpf",
-                                                "btf", "tracefs", "bpffs", "cgroup2", "landlock",
-                                                "io_uring", "userns", "pidfd_exit_info"};
+  static constexpr std::string_view kNames[] = {"seccomp",  "sync_wakeup", "killable_recv", "ebpf",
+                                                "btf",      "tracefs",     "bpffs",         "cgroup2",
+                                                "landlock", "io_uring",    "userns",        "pidfd_exit_info"};
   for (auto n : kNames)
     if (fake_missing(n)) f.faked.emplace_back(n);
   if (fake_missing("seccomp")) f.seccomp_notify = f.seccomp_sync_wakeup = f.seccomp_killable_recv = false;

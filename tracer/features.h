@@ -32,28 +32,28 @@ struct Features {
   bool seccomp_killable_recv = false;  // SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV (5.19)
 
   // eBPF tracer
-  bool ebpf = false;              // everything below that the tracer needs
-  std::string ebpf_detail;        // what is missing, as a sentence, when !ebpf
-  bool bpf_privileged = false;    // root, CAP_SYS_ADMIN, or CAP_BPF + CAP_PERFMON
-  bool bpf_tracepoint = false;    // BPF_PROG_TYPE_TRACEPOINT loads
+  bool ebpf = false;            // everything below that the tracer needs
+  std::string ebpf_detail;      // what is missing, as a sentence, when !ebpf
+  bool bpf_privileged = false;  // root, CAP_SYS_ADMIN, or CAP_BPF + CAP_PERFMON
+  bool bpf_tracepoint = false;  // BPF_PROG_TYPE_TRACEPOINT loads
   bool bpf_raw_tracepoint = false;
-  bool bpf_ringbuf = false;       // BPF_MAP_TYPE_RINGBUF (5.8)
-  bool syscall_tracepoints = false;   // syscalls:sys_enter_* (CONFIG_FTRACE_SYSCALLS)
-  bool io_uring_tracepoint = false;   // io_uring:io_uring_submit_req
-  bool btf = false;               // /sys/kernel/btf/vmlinux
-  std::string tracefs;            // where tracefs is mounted; "" if not
-  bool tracefs_usable = false;    // mounted, or a private instance can be made
-  std::string bpffs;              // where bpffs is mounted; "" if not
-  std::string cgroup2;            // where cgroup v2 is mounted; "" if not
+  bool bpf_ringbuf = false;          // BPF_MAP_TYPE_RINGBUF (5.8)
+  bool syscall_tracepoints = false;  // syscalls:sys_enter_* (CONFIG_FTRACE_SYSCALLS)
+  bool io_uring_tracepoint = false;  // io_uring:io_uring_submit_req
+  bool btf = false;                  // /sys/kernel/btf/vmlinux
+  std::string tracefs;               // where tracefs is mounted; "" if not
+  bool tracefs_usable = false;       // mounted, or a private instance can be made
+  std::string bpffs;                 // where bpffs is mounted; "" if not
+  std::string cgroup2;               // where cgroup v2 is mounted; "" if not
 
   // other layers
-  int landlock_abi = 0;           // 0: none
-  std::string landlock_detail;    // why none
-  bool io_uring = false;          // io_uring_setup exists
-  int io_uring_disabled = -1;     // kernel.io_uring_disabled (0, 1, 2); -1: no such sysctl
+  int landlock_abi = 0;              // 0: none
+  std::string landlock_detail;       // why none
+  bool io_uring = false;             // io_uring_setup exists
+  int io_uring_disabled = -1;        // kernel.io_uring_disabled (0, 1, 2); -1: no such sysctl
   bool userns_unprivileged = false;  // an unprivileged process can unshare(CLONE_NEWUSER)
   std::string userns_detail;
-  bool pidfd_exit_info = false;   // PIDFD_GET_INFO with PIDFD_INFO_EXIT (6.15)
+  bool pidfd_exit_info = false;  // PIDFD_GET_INFO with PIDFD_INFO_EXIT (6.15)
 
   std::vector<std::string> faked;  // COTTONBOX_FAKE_MISSING names applied
 };

@@ -112,31 +112,30 @@ Result<FilterProgram> build_filter(const FilterSpec& s) {
                      FALLOC_FL_PUNCH_HOLE | FALLOC_FL_COLLAPSE_RANGE | FALLOC_FL_ZERO_RANGE | FALLOC_FL_INSERT_RANGE);
   }
   if (s.attrs) {
-    for (int nr : {__NR_chmod, __NR_fchmod, __NR_fchmodat, __NR_fchmodat2, __NR_chown, __NR_fchown,
-                   __NR_lchown, __NR_fchownat, __NR_utime, __NR_utimes, __NR_futimesat,
-                   __NR_utimensat, __NR_setxattr, __NR_lsetxattr, __NR_fsetxattr, __NR_removexattr,
-                   __NR_lremovexattr, __NR_fremovexattr, __NR_setxattrat, __NR_removexattrat})
+    for (int nr : {__NR_chmod,       __NR_fchmod,       __NR_fchmodat,     __NR_fchmodat2,  __NR_chown,
+                   __NR_fchown,      __NR_lchown,       __NR_fchownat,     __NR_utime,      __NR_utimes,
+                   __NR_futimesat,   __NR_utimensat,    __NR_setxattr,     __NR_lsetxattr,  __NR_fsetxattr,
+                   __NR_removexattr, __NR_lremovexattr, __NR_fremovexattr, __NR_setxattrat, __NR_removexattrat})
       b.notify(nr);
   }
   if (any_file) {
     // Not seen by the tracer: always judged, so that a refusal (by a rule
     // or by a read-only mount) is always recorded.  chattr sets
     // immutable/append-only through ioctl on an fd that may well be read-only.
-    for (uint64_t cmd : {uint64_t(FS_IOC_SETFLAGS), uint64_t(FS_IOC32_SETFLAGS),
-                         uint64_t(FS_IOC_FSSETXATTR)})
+    for (uint64_t cmd : {uint64_t(FS_IOC_SETFLAGS), uint64_t(FS_IOC32_SETFLAGS), uint64_t(FS_IOC_FSSETXATTR)})
       b.notify_if(__NR_ioctl, SCMP_CMP(1, SCMP_CMP_MASKED_EQ, 0xffffffffu, cmd));
   }
   if (s.execs)
     for (int nr : {__NR_execve, __NR_execveat}) b.notify(nr);
   if (s.signals)
-    for (int nr : {__NR_kill, __NR_tkill, __NR_tgkill, __NR_rt_sigqueueinfo, __NR_rt_tgsigqueueinfo,
-                   __NR_pidfd_send_signal})
+    for (int nr :
+         {__NR_kill, __NR_tkill, __NR_tgkill, __NR_rt_sigqueueinfo, __NR_rt_tgsigqueueinfo, __NR_pidfd_send_signal})
       b.notify(nr);
   if (s.net)
     for (int nr : {__NR_connect, __NR_bind}) b.notify(nr);
   if (s.cred_changes)
-    for (int nr : {__NR_setuid, __NR_setgid, __NR_setreuid, __NR_setregid, __NR_setresuid,
-                   __NR_setresgid, __NR_setfsuid, __NR_setfsgid, __NR_setgroups, __NR_capset})
+    for (int nr : {__NR_setuid, __NR_setgid, __NR_setreuid, __NR_setregid, __NR_setresuid, __NR_setresgid,
+                   __NR_setfsuid, __NR_setfsgid, __NR_setgroups, __NR_capset})
       b.notify(nr);
 
   // Guards: always judged (and recorded) by the supervisor.
@@ -145,9 +144,8 @@ Result<FilterProgram> build_filter(const FilterSpec& s) {
     b.errno_(__NR_io_uring_enter, ENOSYS);
     b.errno_(__NR_io_uring_register, ENOSYS);
   }
-  for (int nr : {__NR_mount, __NR_umount2, __NR_pivot_root, __NR_chroot, __NR_fsopen, __NR_fsconfig,
-                 __NR_fsmount, __NR_move_mount, __NR_open_tree, __NR_mount_setattr, __NR_fspick,
-                 __NR_open_tree_attr})
+  for (int nr : {__NR_mount, __NR_umount2, __NR_pivot_root, __NR_chroot, __NR_fsopen, __NR_fsconfig, __NR_fsmount,
+                 __NR_move_mount, __NR_open_tree, __NR_mount_setattr, __NR_fspick, __NR_open_tree_attr})
     b.notify(nr);
   b.notify(__NR_setns);
   b.notify_any_bit(__NR_unshare, 0, [] {
@@ -189,8 +187,7 @@ Result<FilterProgram> build_filter(const FilterSpec& s) {
   // Debian 12's libseccomp has no export to memory: go through a memfd.
   UniqueFd mfd(memfd_create("cottonbox-filter", MFD_CLOEXEC));
   if (!mfd) return Error::from_errno("memfd_create");
-  if (int rc = seccomp_export_bpf(ctx.get(), mfd.get()); rc < 0)
-    return Error{-rc, "seccomp_export_bpf failed"};
+  if (int rc = seccomp_export_bpf(ctx.get(), mfd.get()); rc < 0) return Error{-rc, "seccomp_export_bpf failed"};
   off_t len = lseek(mfd.get(), 0, SEEK_END);
   if (len <= 0 || len % sizeof(sock_filter)) return Error{EINVAL, "bad exported filter size"};
   FilterProgram prog;
@@ -200,8 +197,7 @@ Result<FilterProgram> build_filter(const FilterSpec& s) {
 }
 
 int install_filter_raw(const FilterProgram& prog, bool* killable) {
-  sock_fprog fprog{static_cast<unsigned short>(prog.insns.size()),
-                   const_cast<sock_filter*>(prog.insns.data())};
+  sock_fprog fprog{static_cast<unsigned short>(prog.insns.size()), const_cast<sock_filter*>(prog.insns.data())};
   unsigned long flags = SECCOMP_FILTER_FLAG_NEW_LISTENER | SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV;
   int fd = static_cast<int>(syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER, flags, &fprog));
   if (fd >= 0) {
@@ -210,8 +206,7 @@ int install_filter_raw(const FilterProgram& prog, bool* killable) {
   }
   if (errno != EINVAL) return -1;
   if (killable) *killable = false;
-  return static_cast<int>(
-      syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &fprog));
+  return static_cast<int>(syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &fprog));
 }
 
 }  // namespace cb

@@ -256,8 +256,8 @@ GuiClient::~GuiClient() {
   if (impl_->thread.joinable()) impl_->thread.join();
 }
 
-Result<std::unique_ptr<GuiClient>> GuiClient::connect(const std::string& socket_path,
-                                                      const db::SessionStart& session, int64_t session_id) {
+Result<std::unique_ptr<GuiClient>> GuiClient::connect(const std::string& socket_path, const db::SessionStart& session,
+                                                      int64_t session_id) {
   if (socket_path.empty()) return Error{ENOENT, "XDG_RUNTIME_DIR is not set"};
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
@@ -265,12 +265,12 @@ Result<std::unique_ptr<GuiClient>> GuiClient::connect(const std::string& socket_
   socket_path.copy(addr.sun_path, socket_path.size());
   UniqueFd fd(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
   if (!fd) return Error::from_errno("socket");
-  if (::connect(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0)
-    return Error::from_errno(socket_path);
+  if (::connect(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) return Error::from_errno(socket_path);
   // The directory is private, but check anyway: asks go to whoever listens.
   auto uid = proto::peer_uid(fd.get());
   if (!uid) return uid.error();
-  if (*uid != getuid()) return Error{EPERM, socket_path + " is served by another user (uid " + std::to_string(*uid) + ")"};
+  if (*uid != getuid())
+    return Error{EPERM, socket_path + " is served by another user (uid " + std::to_string(*uid) + ")"};
 
   auto impl = std::make_unique<Impl>();
   impl->session = session_id;

@@ -26,8 +26,8 @@ class GuiClient : public AskBackend, public Sink {
  public:
   // Connects and sends the session announcement; fails (ECONNREFUSED,
   // ENOENT) when nothing listens, so the caller can fall back.
-  static Result<std::unique_ptr<GuiClient>> connect(const std::string& socket_path,
-                                                    const db::SessionStart& session, int64_t session_id);
+  static Result<std::unique_ptr<GuiClient>> connect(const std::string& socket_path, const db::SessionStart& session,
+                                                    int64_t session_id);
   ~GuiClient() override;
 
   // AskBackend

@@ -89,8 +89,8 @@ int set_mount_attr(const char* path, uint64_t attr_set, bool recursive) {
   if (fd < 0) return -1;
   struct mount_attr a {};
   a.attr_set = attr_set;
-  int rc = static_cast<int>(syscall(__NR_mount_setattr, fd, "", AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0),
-                                    &a, sizeof a));
+  int rc = static_cast<int>(
+      syscall(__NR_mount_setattr, fd, "", AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0), &a, sizeof a));
   int e = errno;
   close(fd);
   errno = e;
@@ -109,8 +109,7 @@ int apply_mount(const MountOp& op) {
     case MountKind::BlockNode:
       if (mount(op.source.c_str(), p, nullptr, MS_BIND, nullptr)) return -1;
       return set_mount_attr(p, MOUNT_ATTR_RDONLY, false);
-    case MountKind::Proc:
-      return mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr);
+    case MountKind::Proc: return mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr);
   }
   errno = EINVAL;
   return -1;
@@ -484,8 +483,10 @@ void Launcher::kill_all() {
   if (ctl_) send_msg(ctl_.get(), CtlType::Kill);
   if (init_pid_ > 0) {
     if (spec_.new_pidns) {
-      if (pidfd_) syscall(SYS_pidfd_send_signal, pidfd_.get(), SIGKILL, nullptr, 0);
-      else kill(init_pid_, SIGKILL);
+      if (pidfd_)
+        syscall(SYS_pidfd_send_signal, pidfd_.get(), SIGKILL, nullptr, 0);
+      else
+        kill(init_pid_, SIGKILL);
     }
   }
 }

@@ -29,10 +29,10 @@
 namespace cb {
 
 enum class MountKind : uint8_t {
-  RoBind,       // bind `path` onto itself read-only (recursively for a directory)
-  HideDir,      // an empty private tmpfs over directory `path`
-  BlockNode,    // bind the read-only empty file `source` over device node `path`
-  Proc,         // a fresh procfs on /proc for the session's pid namespace
+  RoBind,     // bind `path` onto itself read-only (recursively for a directory)
+  HideDir,    // an empty private tmpfs over directory `path`
+  BlockNode,  // bind the read-only empty file `source` over device node `path`
+  Proc,       // a fresh procfs on /proc for the session's pid namespace
 };
 
 struct MountOp {
@@ -45,14 +45,14 @@ struct MountOp {
 struct LaunchSpec {
   std::vector<std::string> argv;
   std::string cwd;
-  bool new_userns = false;   // unprivileged: needed for the pid and mount namespaces
+  bool new_userns = false;  // unprivileged: needed for the pid and mount namespaces
   bool new_pidns = true;
   bool new_mountns = true;
   std::vector<MountOp> mounts;
   // Landlock: scope signals (and keep ptrace) inside the session's domain.
-  int landlock_abi = 0;      // 0: no Landlock
+  int landlock_abi = 0;  // 0: no Landlock
   FilterProgram filter;
-  bool drop_caps = false;    // userns: the command must not keep init's capabilities
+  bool drop_caps = false;  // userns: the command must not keep init's capabilities
 };
 
 // What init reports about the mount layer.
@@ -85,8 +85,8 @@ void record_inherited_fds();
 // /proc/self/fd/N, and its "..") do not meet the read-only mounts.
 struct InheritedFile {
   int fd = -1;
-  std::string path;   // as /proc/self/fd/N names it
-  bool dir = false;   // a directory, or a block device: reaches whole trees
+  std::string path;  // as /proc/self/fd/N names it
+  bool dir = false;  // a directory, or a block device: reaches whole trees
   nlink_t nlink = 1;
 };
 std::vector<InheritedFile> inherited_files();
@@ -122,16 +122,16 @@ class Launcher {
 
 // Messages on the control channel (SOCK_SEQPACKET).
 enum class CtlType : uint32_t {
-  Mapped = 1,        // supervisor -> init: id maps written
-  MountFailed = 2,   // init -> supervisor: a = op index, b = errno
-  Ready = 3,         // init -> supervisor: mounts done
-  Go = 4,            // supervisor -> init: fork the command
-  Listener = 5,      // command -> supervisor: SCM_RIGHTS listener; a = killable, b = landlock abi
-  ExecFailed = 6,    // command -> supervisor: a = errno, b = stage (0 exec, 1 setup)
-  Exited = 7,        // init -> supervisor: a = wait status of the command
-  Done = 8,          // init -> supervisor: no process left
-  Kill = 9,          // supervisor -> init: kill everything
-  Orphan = 10,       // init -> supervisor: a = ns pid reaped, b = wait status
+  Mapped = 1,       // supervisor -> init: id maps written
+  MountFailed = 2,  // init -> supervisor: a = op index, b = errno
+  Ready = 3,        // init -> supervisor: mounts done
+  Go = 4,           // supervisor -> init: fork the command
+  Listener = 5,     // command -> supervisor: SCM_RIGHTS listener; a = killable, b = landlock abi
+  ExecFailed = 6,   // command -> supervisor: a = errno, b = stage (0 exec, 1 setup)
+  Exited = 7,       // init -> supervisor: a = wait status of the command
+  Done = 8,         // init -> supervisor: no process left
+  Kill = 9,         // supervisor -> init: kill everything
+  Orphan = 10,      // init -> supervisor: a = ns pid reaped, b = wait status
 };
 
 struct CtlMsg {

@@ -33,13 +33,9 @@ bool Listener::receive(seccomp_notif* req) {
   return ioctl(fd_.get(), SECCOMP_IOCTL_NOTIF_RECV, req) == 0;
 }
 
-bool Listener::id_valid(uint64_t id) const {
-  return ioctl(fd_.get(), SECCOMP_IOCTL_NOTIF_ID_VALID, &id) == 0;
-}
+bool Listener::id_valid(uint64_t id) const { return ioctl(fd_.get(), SECCOMP_IOCTL_NOTIF_ID_VALID, &id) == 0; }
 
-bool Listener::send(seccomp_notif_resp* r) {
-  return ioctl(fd_.get(), SECCOMP_IOCTL_NOTIF_SEND, r) == 0;
-}
+bool Listener::send(seccomp_notif_resp* r) { return ioctl(fd_.get(), SECCOMP_IOCTL_NOTIF_SEND, r) == 0; }
 
 namespace {
 // The kernel may know a larger response than our headers: size it at run time.

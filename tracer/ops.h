@@ -35,37 +35,37 @@ struct Facet {
 };
 
 enum class OpKind : uint8_t {
-  Fail,        // answer `err` without deciding anything (the kernel's own error)
-  Continue,    // decided on scalar arguments, or exec: let the kernel run it
-  Open,        // openat(dir, name) or reopen(obj), installed with ADDFD
-  Unlink,      // unlinkat(dir, name, flags)
-  Rename,      // renameat2(dir, name, dir2, name2, flags)
-  Link,        // linkat(dir|obj, name, dir2, name2)
-  Symlink,     // symlinkat(str, dir2, name2)
-  Mkdir,       // mkdirat(dir, name, mode)
-  Mknod,       // mknodat(dir, name, mode, dev)
-  Truncate,    // truncate(obj, len)
-  Chmod,       // on obj
-  Chown,       // on obj
-  Utimens,     // on obj, times in blob
-  SetXattr,    // on obj: name in str, value in blob, flags
-  RemoveXattr, // on obj: name in str
-  IoctlFlags,  // ioctl(fd copy, cmd, blob)
-  FdTruncate,  // ftruncate(fd copy, len)
-  FdFallocate, // fallocate(fd copy, flags, value, len)
-  Connect,     // connect(socket copy, blob): the address as checked
-  Bind,        // bind(socket copy, blob)
-  Reply,       // answer `value` (decided in the supervisor, nothing to carry out)
+  Fail,         // answer `err` without deciding anything (the kernel's own error)
+  Continue,     // decided on scalar arguments, or exec: let the kernel run it
+  Open,         // openat(dir, name) or reopen(obj), installed with ADDFD
+  Unlink,       // unlinkat(dir, name, flags)
+  Rename,       // renameat2(dir, name, dir2, name2, flags)
+  Link,         // linkat(dir|obj, name, dir2, name2)
+  Symlink,      // symlinkat(str, dir2, name2)
+  Mkdir,        // mkdirat(dir, name, mode)
+  Mknod,        // mknodat(dir, name, mode, dev)
+  Truncate,     // truncate(obj, len)
+  Chmod,        // on obj
+  Chown,        // on obj
+  Utimens,      // on obj, times in blob
+  SetXattr,     // on obj: name in str, value in blob, flags
+  RemoveXattr,  // on obj: name in str
+  IoctlFlags,   // ioctl(fd copy, cmd, blob)
+  FdTruncate,   // ftruncate(fd copy, len)
+  FdFallocate,  // fallocate(fd copy, flags, value, len)
+  Connect,      // connect(socket copy, blob): the address as checked
+  Bind,         // bind(socket copy, blob)
+  Reply,        // answer `value` (decided in the supervisor, nothing to carry out)
 };
 
 struct Operation {
   OpKind kind = OpKind::Fail;
-  int err = 0;            // Fail: the errno
-  int64_t value = 0;      // Reply: the return value
+  int err = 0;        // Fail: the errno
+  int64_t value = 0;  // Reply: the return value
   UniqueFd dir, dir2, obj;
   std::string name, name2, str;
   std::vector<uint8_t> blob;
-  uint64_t flags = 0;     // open flags, unlink/rename/link flags, xattr flags, ioctl cmd
+  uint64_t flags = 0;  // open flags, unlink/rename/link flags, xattr flags, ioctl cmd
   uint64_t mode = 0;
   uint64_t dev = 0;
   int64_t len = 0;
@@ -86,12 +86,12 @@ struct Call {
 struct Classified {
   std::vector<Facet> facets;  // empty: nothing to decide (Continue/Fail/Reply)
   Operation op;
-  uint64_t flags = 0;         // recorded with the event
+  uint64_t flags = 0;  // recorded with the event
   int deny_errno = EPERM;
-  bool exec = false;          // mark the process for refresh after CONTINUE
-  bool creds_changed = false; // invalidate the credential cache, CONTINUE
-  bool fs_changed = false;    // chdir/fchdir/chroot: invalidate the root/cwd cache, CONTINUE
-  bool shares_fs = false;     // a process sharing its fs_struct with another: stop caching
+  bool exec = false;           // mark the process for refresh after CONTINUE
+  bool creds_changed = false;  // invalidate the credential cache, CONTINUE
+  bool fs_changed = false;     // chdir/fchdir/chroot: invalidate the root/cwd cache, CONTINUE
+  bool shares_fs = false;      // a process sharing its fs_struct with another: stop caching
   bool io_uring = false;
 };
 
@@ -99,8 +99,8 @@ struct Classified {
 struct ClassifyEnv {
   const std::vector<ProtectedDevice>* devices = nullptr;
   const LinkIndex* links = nullptr;  // hard links that existed before the session
-  pid_t self_pid = 0;   // the supervisor (visible to the command only without a pid namespace)
-  int target_pidfd = -1;  // the calling process (for pidfd_getfd of its fds)
+  pid_t self_pid = 0;                // the supervisor (visible to the command only without a pid namespace)
+  int target_pidfd = -1;             // the calling process (for pidfd_getfd of its fds)
 };
 
 // Reads the call's arguments from the target (the caller checks ID_VALID
@@ -108,7 +108,7 @@ struct ClassifyEnv {
 Classified classify(const Call& call, PathContext& ctx, const ClassifyEnv& env);
 
 struct Outcome {
-  int64_t ret = 0;   // >= 0: the value returned; < 0: -errno
+  int64_t ret = 0;         // >= 0: the value returned; < 0: -errno
   bool responded = false;  // the answer already went to the kernel (ADDFD|SEND)
 };
 

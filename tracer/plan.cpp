@@ -137,8 +137,10 @@ std::string unescape_mountinfo(const std::string& f) {
       int v = 0;
       bool ok = true;
       for (size_t k = 1; k <= 3; ++k) {
-        if (f[i + k] < '0' || f[i + k] > '7') ok = false;
-        else v = v * 8 + (f[i + k] - '0');
+        if (f[i + k] < '0' || f[i + k] > '7')
+          ok = false;
+        else
+          v = v * 8 + (f[i + k] - '0');
       }
       if (ok) {
         out += static_cast<char>(v);
@@ -258,9 +260,8 @@ Plan make_plan(const Policy& p, const PlanInput& in) {
   if (!in.ebpf) need |= actions_logged(p);
 
   // ---- mount layer: read-only trees
-  constexpr ActionMask kRoBlocks = bit(Action::FileWrite) | bit(Action::FileTruncate) |
-                                   bit(Action::FileDelete) | bit(Action::FileRename) |
-                                   bit(Action::FileAttr);
+  constexpr ActionMask kRoBlocks = bit(Action::FileWrite) | bit(Action::FileTruncate) | bit(Action::FileDelete) |
+                                   bit(Action::FileRename) | bit(Action::FileAttr);
   if (in.mount_layer && !in.observe) {
     for (const StaticDenial& sd : static_denials(p)) {
       // A read-only mount refuses writes, truncation, deletion, renames and
@@ -302,7 +303,8 @@ Plan make_plan(const Policy& p, const PlanInput& in) {
         plan.mounts.push_back({MountKind::RoBind, alias, "", true});
         break;
       }
-      plan.notes.push_back(base + " also shows as " + alias + " (a bind mount made before the session): "
+      plan.notes.push_back(base + " also shows as " + alias +
+                           " (a bind mount made before the session): "
                            "the rules on it apply there too");
     }
   }
@@ -352,8 +354,8 @@ Plan make_plan(const Policy& p, const PlanInput& in) {
   // ---- hard links made before the session: the other names are not under
   // the protected trees, so writes through them must be judged by inode.
   {
-    std::vector<std::string> trees = protected_directories(
-        p, bit(Action::FileWrite) | bit(Action::FileTruncate) | bit(Action::FileAttr), false);
+    std::vector<std::string> trees =
+        protected_directories(p, bit(Action::FileWrite) | bit(Action::FileTruncate) | bit(Action::FileAttr), false);
     // Small trees are walked here, so that the filter knows whether any
     // file has other names; larger ones (a repository's .git) are walked
     // while the session runs, and every write open is notified meanwhile.
@@ -490,8 +492,8 @@ Plan make_plan(const Policy& p, const PlanInput& in) {
               by_mount |= m.actions;
               ++trees;
             }
-          exact = trees > 0 && trees == rule_path_count(r) && ((r.actions & kFileMutate) & ~(by_mount | kMountRefuses)) == 0 &&
-                  (by_mount & kRoBlocks) == kRoBlocks;
+          exact = trees > 0 && trees == rule_path_count(r) &&
+                  ((r.actions & kFileMutate) & ~(by_mount | kMountRefuses)) == 0 && (by_mount & kRoBlocks) == kRoBlocks;
         }
       }
       if (!exact) carried &= ~r.actions;
@@ -567,7 +569,8 @@ Plan make_plan(const Policy& p, const PlanInput& in) {
     f = g;
     for (const auto& l : plan.layers)
       if (l.layer.find("notify") != std::string::npos)
-        plan.weakened.push_back("rule " + l.rule_id + " needs the supervisor, which --tracer ebpf leaves out: recorded, not enforced");
+        plan.weakened.push_back("rule " + l.rule_id +
+                                " needs the supervisor, which --tracer ebpf leaves out: recorded, not enforced");
   }
   f.io_uring_allowed = false;
   {

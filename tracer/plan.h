@@ -20,29 +20,29 @@
 namespace cb {
 
 struct PlanInput {
-  bool mount_layer = true;   // a private mount namespace is available
-  bool root = false;         // the command runs as root: kernel interfaces, raw disks
-  std::vector<std::string> self_files;    // audit db and its -wal/-shm, policy files
-  std::vector<std::string> hidden_dirs;   // control socket directories
-  std::string blocker_file;  // an empty read-only file bound over raw disk nodes
-  bool ebpf = false;         // the tracer records what is not notified
-  bool observe = false;      // --observe: policy trees are not made read-only
-  bool ebpf_only = false;    // --tracer ebpf: no decisions as they happen, only kernel layers
-  bool signals_scoped = true;  // a pid namespace or Landlock keeps signals off the supervisor
+  bool mount_layer = true;               // a private mount namespace is available
+  bool root = false;                     // the command runs as root: kernel interfaces, raw disks
+  std::vector<std::string> self_files;   // audit db and its -wal/-shm, policy files
+  std::vector<std::string> hidden_dirs;  // control socket directories
+  std::string blocker_file;              // an empty read-only file bound over raw disk nodes
+  bool ebpf = false;                     // the tracer records what is not notified
+  bool observe = false;                  // --observe: policy trees are not made read-only
+  bool ebpf_only = false;                // --tracer ebpf: no decisions as they happen, only kernel layers
+  bool signals_scoped = true;            // a pid namespace or Landlock keeps signals off the supervisor
   std::vector<InheritedFile> inherited;  // files and directories the command inherits
 };
 
 struct RuleLayer {
   std::string rule_id;
-  std::string layer;   // "mount", "notify", "mount+notify", "filter (never notified)", ...
+  std::string layer;  // "mount", "notify", "mount+notify", "filter (never notified)", ...
   std::string detail;
 };
 
 struct Plan {
   FilterSpec filter;
   std::vector<MountOp> mounts;
-  std::vector<StaticDenial> mounted;          // trees the mount layer enforces
-  std::vector<StaticDenial> aliases;          // the same trees under other names (host bind mounts), also read-only
+  std::vector<StaticDenial> mounted;  // trees the mount layer enforces
+  std::vector<StaticDenial> aliases;  // the same trees under other names (host bind mounts), also read-only
   std::vector<std::pair<std::string, std::string>> alias_of;  // (other name, the protected tree it shows)
   std::vector<ProtectedDevice> devices;
   // Other names of files under the protected trees: known already when the
@@ -55,9 +55,9 @@ struct Plan {
   // enforces every refusal itself whatever path it ends up at.  Empty when
   // any refusal of them rests on the supervisor's check alone.
   ActionMask kernel_carried = 0;
-  std::vector<RuleLayer> layers;              // one per rule, for `check`
-  std::vector<std::string> notes;             // how rules are enforced, for `check`
-  std::vector<std::string> weakened;          // what the session cannot enforce or record as asked: degraded
+  std::vector<RuleLayer> layers;      // one per rule, for `check`
+  std::vector<std::string> notes;     // how rules are enforced, for `check`
+  std::vector<std::string> weakened;  // what the session cannot enforce or record as asked: degraded
 };
 
 Plan make_plan(const Policy& p, const PlanInput& in);

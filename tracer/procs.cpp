@@ -1,5 +1,5 @@
-#include "tracer/paths.h"
 #include "tracer/procs.h"
+#include "tracer/paths.h"
 
 #include <fcntl.h>
 #include <linux/types.h>
@@ -119,8 +119,7 @@ ProcessEntry* ProcessTable::create(pid_t tgid) {
       e.parent_proc_id = parent->info->proc_id;
       info->ancestors.reserve(parent->info->ancestors.size() + 1);
       info->ancestors.push_back(parent->info->comm);
-      info->ancestors.insert(info->ancestors.end(), parent->info->ancestors.begin(),
-                             parent->info->ancestors.end());
+      info->ancestors.insert(info->ancestors.end(), parent->info->ancestors.begin(), parent->info->ancestors.end());
     }
   }
   parent_of_[info->proc_id] = e.parent_proc_id;
@@ -165,7 +164,8 @@ ProcessEntry* ProcessTable::lookup(pid_t tid) {
   pid_t tgid = tgid_of(tid);
   if (tgid <= 0) return nullptr;
   ProcessEntry* e = by_tgid(tgid);
-  if (e && tgid != tid && tgid_of_.count(tid) && std::find(e->threads.begin(), e->threads.end(), tid) == e->threads.end())
+  if (e && tgid != tid && tgid_of_.count(tid) &&
+      std::find(e->threads.begin(), e->threads.end(), tid) == e->threads.end())
     e->threads.push_back(tid);
   return e;
 }
@@ -186,8 +186,10 @@ bool ProcessTable::exit_info(ProcessEntry& e, int* status, int* sig) {
   pidfd_info pi{};
   pi.mask = PIDFD_INFO_EXIT;
   if (ioctl(e.pidfd.get(), PIDFD_GET_INFO, &pi) != 0 || !(pi.mask & PIDFD_INFO_EXIT)) return false;
-  if (WIFEXITED(pi.exit_code)) *status = WEXITSTATUS(pi.exit_code);
-  else if (WIFSIGNALED(pi.exit_code)) *sig = WTERMSIG(pi.exit_code);
+  if (WIFEXITED(pi.exit_code))
+    *status = WEXITSTATUS(pi.exit_code);
+  else if (WIFSIGNALED(pi.exit_code))
+    *sig = WTERMSIG(pi.exit_code);
   return true;
 }
 

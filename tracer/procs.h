@@ -34,9 +34,9 @@ struct Creds {
 
 struct ProcessEntry {
   std::shared_ptr<const ProcessInfo> info;
-  UniqueFd pidfd;         // readable when the process exits
+  UniqueFd pidfd;             // readable when the process exits
   bool exec_pending = false;  // an exec was let through: refresh on next use
-  uint32_t deletes = 0;   // file.delete events so far (rules can test proc.deletes)
+  uint32_t deletes = 0;       // file.delete events so far (rules can test proc.deletes)
   uint64_t parent_proc_id = 0;
   int64_t started_ns = 0;
   std::vector<pid_t> threads;                 // other tids seen, for cleanup at exit
@@ -68,8 +68,8 @@ class ProcessTable {
   // From the eBPF tracer: the whole tree, including processes that never
   // asked for a decision.  Pids are in the supervisor's namespace.
   void fork_record(pid_t parent, pid_t child, int64_t ts_ns);
-  void exec_record(pid_t pid, const std::string& exe, const std::vector<std::string>& argv,
-                   const std::string& comm, int64_t ts_ns);
+  void exec_record(pid_t pid, const std::string& exe, const std::vector<std::string>& argv, const std::string& comm,
+                   int64_t ts_ns);
   void exit_record(pid_t pid, int status, int signal, int64_t ts_ns);
   void cwd_record(pid_t pid, const std::string& cwd);
   // An existing entry only (never reads /proc: the process may be gone).
@@ -105,10 +105,10 @@ class ProcessTable {
 
   pid_t root_pid_;
   uint64_t next_id_ = 1;
-  std::unordered_map<pid_t, ProcessEntry> procs_;    // by tgid
-  std::unordered_map<pid_t, pid_t> tgid_of_;         // tid -> tgid, for threads
+  std::unordered_map<pid_t, ProcessEntry> procs_;  // by tgid
+  std::unordered_map<pid_t, pid_t> tgid_of_;       // tid -> tgid, for threads
   Creds unknown_creds_;
-  std::unordered_map<uint64_t, uint64_t> parent_of_; // proc_id -> parent proc_id, kept after exit
+  std::unordered_map<uint64_t, uint64_t> parent_of_;  // proc_id -> parent proc_id, kept after exit
   struct Zombie {
     ProcessEntry entry;
     int64_t since_ns;

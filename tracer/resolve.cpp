@@ -67,13 +67,14 @@ Result<std::string> read_link_at(int dir, const std::string& name) {
 }
 
 void finish(Resolved& r) {
-  if (r.object) r.path = fd_path(r.object.get());
-  else r.path = join_path(fd_path(r.parent.get()), r.name);
+  if (r.object)
+    r.path = fd_path(r.object.get());
+  else
+    r.path = join_path(fd_path(r.parent.get()), r.name);
 }
 
 // The authoritative walk, one component at a time.
-Result<Resolved> walk(PathContext& ctx, UniqueFd cur, std::string_view path, Follow follow,
-                      bool trailing_slash) {
+Result<Resolved> walk(PathContext& ctx, UniqueFd cur, std::string_view path, Follow follow, bool trailing_slash) {
   auto root = ctx.root();
   if (!root) return root.error();
   std::vector<std::string> stack;

@@ -53,8 +53,7 @@ class PathContext {
  public:
   PathContext(pid_t tid, pid_t tgid) : tid_(tid), tgid_(tgid) {}
   // With caches (owned by the process table) and the current generation.
-  PathContext(pid_t tid, pid_t tgid, FsCache* fs, std::unordered_map<int, DirfdName>* dirfds, uint64_t gen,
-              int pidfd)
+  PathContext(pid_t tid, pid_t tgid, FsCache* fs, std::unordered_map<int, DirfdName>* dirfds, uint64_t gen, int pidfd)
       : tid_(tid), tgid_(tgid), fs_(fs), dirfds_(dirfds), gen_(gen), pidfd_(pidfd) {}
 
   pid_t tid() const { return tid_; }
@@ -96,7 +95,7 @@ struct Resolved {
   bool exists = false;
   struct stat st {};  // of the final object (a symlink itself with Follow::NoFinal)
   bool trailing_slash = false;
-  std::string path;   // absolute path as the supervisor sees it (the host's names)
+  std::string path;  // absolute path as the supervisor sees it (the host's names)
 };
 
 // `dirfd` is the syscall's dirfd argument (AT_FDCWD allowed).  Errors carry
@@ -106,6 +105,5 @@ Result<Resolved> resolve_path(PathContext& ctx, int dirfd, std::string_view path
 
 // The absolute path of an fd as the supervisor sees it.
 std::string fd_path(int fd);
-
 
 }  // namespace cb

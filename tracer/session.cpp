@@ -1,5 +1,5 @@
-#include "tracer/paths.h"
 #include "tracer/session.h"
+#include "tracer/paths.h"
 
 #include <fcntl.h>
 #include <pwd.h>
@@ -93,7 +93,7 @@ class StoreSink : public Sink {
 class FixedAsker : public AskBackend {
  public:
   explicit FixedAsker(bool allow) : allow_(allow) {}
-  std::string name() const override { return allow_? "allow" : "deny"; }
+  std::string name() const override { return allow_ ? "allow" : "deny"; }
   void ask(const AskRequest& r) override {
     if (answer)
       answer(r.ask_id, allow_ ? AskAnswer::AllowOnce : AskAnswer::DenyOnce, allow_ ? "--ask allow" : "--ask deny", "");
@@ -223,8 +223,7 @@ int run_session(const RunOptions& o) {
   // The eBPF tracer's cut-down kernel BTF serves later sessions too (the
   // tracer makes the directory too, but perhaps not yet).
   if (tracer_f.valid()) mkdir(core_btf_dir().c_str(), 0755);
-  if (struct stat st; stat(core_btf_dir().c_str(), &st) == 0 && S_ISDIR(st.st_mode))
-    hidden.push_back(core_btf_dir());
+  if (struct stat st; stat(core_btf_dir().c_str(), &st) == 0 && S_ISDIR(st.st_mode)) hidden.push_back(core_btf_dir());
 
   SelfProtection sp;
   for (const char* suffix : {"", "-wal", "-shm", "-journal"}) sp.protected_files.push_back(db_path + suffix);
@@ -297,7 +296,8 @@ int run_session(const RunOptions& o) {
       std::string why = "no private mount namespace";
       if (!fails.empty() && fails.front().op < plan.mounts.size())
         why += " (" + plan.mounts[fails.front().op].path + ": " + strerror(fails.front().err) + ")";
-      else if (!fails.empty()) why += std::string(" (") + strerror(fails.front().err) + ")";
+      else if (!fails.empty())
+        why += std::string(" (") + strerror(fails.front().err) + ")";
       launch_notes.emplace_back(why + ": read-only trees are enforced by the supervisor alone", true);
       fails.clear();
       std::tie(plan, launcher) = launch(false, &fails);
@@ -347,8 +347,11 @@ int run_session(const RunOptions& o) {
   ss.started_ns = realtime_ns();
   ss.observe = o.observe;
   ss.tracer = ebpf_possible ? (want_seccomp ? "seccomp,ebpf" : "ebpf") : "seccomp";
-  ss.ask_mode = o.ask == AskMode::Gui ? "gui" : o.ask == AskMode::Tty ? "tty" : o.ask == AskMode::Deny ? "deny"
-                : o.ask == AskMode::Allow ? "allow" : "auto";
+  ss.ask_mode = o.ask == AskMode::Gui     ? "gui"
+                : o.ask == AskMode::Tty   ? "tty"
+                : o.ask == AskMode::Deny  ? "deny"
+                : o.ask == AskMode::Allow ? "allow"
+                                          : "auto";
   ss.supervisor_pid = getpid();
   ss.boot_id = boot_id();
   auto session = (*writer)->begin_session(ss);
@@ -436,26 +439,27 @@ int run_session(const RunOptions& o) {
     }
   }
   if (!asker) switch (o.ask) {
-    case AskMode::Allow: asker = std::make_unique<FixedAsker>(true); break;
-    case AskMode::Deny: asker = std::make_unique<FixedAsker>(false); break;
-    case AskMode::Tty:
-    case AskMode::Gui:
-    case AskMode::Auto: {
-      auto tty = TtyAsker::open();
-      if (tty) {
-        asker = std::move(*tty);
-        if (!no_gui.empty() && !o.quiet)
-          std::cerr << "cottonbox: no GUI is listening (" << no_gui << "); asking on the terminal\n";
-      } else {
-        if (!no_gui.empty() && !o.quiet)
-          std::cerr << "cottonbox: no GUI is listening (" << no_gui << ") and no terminal to ask on; asks are denied\n";
-        else if (o.ask == AskMode::Tty && !o.quiet)
-          std::cerr << "cottonbox: no terminal to ask on (" << tty.error().message << "); asks are denied\n";
-        asker = std::make_unique<FixedAsker>(false);
+      case AskMode::Allow: asker = std::make_unique<FixedAsker>(true); break;
+      case AskMode::Deny: asker = std::make_unique<FixedAsker>(false); break;
+      case AskMode::Tty:
+      case AskMode::Gui:
+      case AskMode::Auto: {
+        auto tty = TtyAsker::open();
+        if (tty) {
+          asker = std::move(*tty);
+          if (!no_gui.empty() && !o.quiet)
+            std::cerr << "cottonbox: no GUI is listening (" << no_gui << "); asking on the terminal\n";
+        } else {
+          if (!no_gui.empty() && !o.quiet)
+            std::cerr << "cottonbox: no GUI is listening (" << no_gui
+                      << ") and no terminal to ask on; asks are denied\n";
+          else if (o.ask == AskMode::Tty && !o.quiet)
+            std::cerr << "cottonbox: no terminal to ask on (" << tty.error().message << "); asks are denied\n";
+          asker = std::make_unique<FixedAsker>(false);
+        }
+        break;
       }
-      break;
     }
-  }
 
   SupervisorOptions so;
   so.policy = &*policy;
@@ -489,7 +493,8 @@ int run_session(const RunOptions& o) {
   }
   links.reset();
   if (gui)
-    gui->session_end(db::SessionEnd{realtime_ns(), out.exit_status < 0 ? 125 : out.exit_status, out.exit_signal, final_state});
+    gui->session_end(
+        db::SessionEnd{realtime_ns(), out.exit_status < 0 ? 125 : out.exit_status, out.exit_signal, final_state});
   asker.reset();
 
   // Never silent about the trail: records the store could not keep.
@@ -505,7 +510,8 @@ int run_session(const RunOptions& o) {
   end.exit_signal = out.exit_signal;
   end.state = final_state;
   auto fin = (*writer)->end_session(sid, end);
-  if (!fin && !o.quiet) std::cerr << "cottonbox: the audit trail could not be completed: " << fin.error().message << "\n";
+  if (!fin && !o.quiet)
+    std::cerr << "cottonbox: the audit trail could not be completed: " << fin.error().message << "\n";
   return out.exit_status < 0 ? 125 : out.exit_status;
 }
 

@@ -14,15 +14,15 @@ enum class AskMode { Auto, Gui, Tty, Deny, Allow };
 
 struct RunOptions {
   std::vector<std::string> command;
-  std::vector<std::string> policies;       // empty: the default policy (+ the user's rules file)
-  std::string db;                          // empty: the default database
+  std::vector<std::string> policies;  // empty: the default policy (+ the user's rules file)
+  std::string db;                     // empty: the default database
   AskMode ask = AskMode::Auto;
   std::chrono::milliseconds ask_timeout{60000};
   bool observe = false;
-  std::string tracer = "auto";             // "seccomp", "ebpf", "seccomp,ebpf", "auto"
-  std::map<std::string, std::string> vars; // --var NAME=VALUE
-  std::string name;                        // --name LABEL
-  bool quiet = false;                      // no notes on stderr
+  std::string tracer = "auto";              // "seccomp", "ebpf", "seccomp,ebpf", "auto"
+  std::map<std::string, std::string> vars;  // --var NAME=VALUE
+  std::string name;                         // --name LABEL
+  bool quiet = false;                       // no notes on stderr
 };
 
 // Runs the session; returns the exit status `cottonbox run` exits with.

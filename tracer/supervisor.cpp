@@ -1,38 +1,38 @@
-#include "tracer/paths.h"
 #include "tracer/supervisor.h"
+#include "tracer/paths.h"
 
 #include <fcntl.h>
 #include <linux/audit.h>
-#include <sched.h>
-#include <signal.h>
 #include <linux/openat2.h>
 #include <poll.h>
+#include <sched.h>
+#include <signal.h>
 #include <sys/epoll.h>
-#include <sys/stat.h>
 #include <sys/eventfd.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/timerfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <climits>
 #include <algorithm>
 #include <atomic>
-#include <thread>
+#include <climits>
 #include <cstring>
 #include <deque>
 #include <map>
 #include <mutex>
+#include <thread>
 #include <unordered_map>
 
 #include "tracer/carry.h"
 #include "tracer/creds.h"
+#include "tracer/ebpf.h"
 #include "tracer/notify.h"
 #include "tracer/ops.h"
 #include "tracer/procs.h"
-#include "tracer/ebpf.h"
 #include "tracer/syscalls.h"
 #include "tracer/trace_events.h"
 
@@ -71,9 +71,12 @@ std::string summarize(const Facet& f, uint32_t count) {
     return count > 1 ? std::to_string(count) + " " + many : std::string("1 ") + one;
   };
   switch (f.action) {
-    case Action::FileDelete: return "delete " + n(f.is_dir ? "directory" : "file", "files") + (count > 1 ? " under " + dirname_of(f.path) : "");
+    case Action::FileDelete:
+      return "delete " + n(f.is_dir ? "directory" : "file", "files") +
+             (count > 1 ? " under " + dirname_of(f.path) : "");
     case Action::FileRename:
-      return std::string("rename ") + (f.is_dir ? "directory " : "") + f.path + (f.is_dir ? "/" : "") + " to " + f.target;
+      return std::string("rename ") + (f.is_dir ? "directory " : "") + f.path + (f.is_dir ? "/" : "") + " to " +
+             f.target;
     case Action::FileTruncate: return "truncate " + n("file", "files");
     case Action::FileWrite: return "write " + n("file", "files");
     case Action::FileCreate: return "create " + n(f.is_dir ? "directory" : "file", "files");
@@ -128,9 +131,9 @@ struct Supervisor::Impl {
   std::vector<std::string> degraded;
 
   UniqueFd ep, sigfd, answers_fd, timer_fd;
-  uint64_t name_gen = 0;   // bumped whenever a directory is renamed
+  uint64_t name_gen = 0;       // bumped whenever a directory is renamed
   WritableDirs writable_dirs;  // for creates the kernel may carry out (carry.h)
-  bool fs_shared = false;  // some process shares its fs_struct: no root/cwd caching
+  bool fs_shared = false;      // some process shares its fs_struct: no root/cwd caching
   seccomp_notif* req = nullptr;
   uint64_t seq = 0;
   SessionOutcome outcome;
@@ -175,8 +178,7 @@ struct Supervisor::Impl {
     // take the target's umask without touching other threads.
     unshare(CLONE_FS);
     req = listener.alloc_req();
-    if (!listener.set_sync_wakeup())
-      add_degraded("no SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP: slower notifications");
+    if (!listener.set_sync_wakeup()) add_degraded("no SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP: slower notifications");
     if (!launched.killable_recv)
       add_degraded("no SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV: a signal can interrupt a decided syscall");
     sigset_t set;
@@ -367,9 +369,12 @@ struct Supervisor::Impl {
       return;
     }
     if (c.facets.empty()) {
-      if (c.op.kind == OpKind::Continue) listener.respond_continue(call.id);
-      else if (c.op.kind == OpKind::Reply) listener.respond_value(call.id, c.op.value);
-      else listener.respond_error(call.id, c.op.err ? c.op.err : EPERM);
+      if (c.op.kind == OpKind::Continue)
+        listener.respond_continue(call.id);
+      else if (c.op.kind == OpKind::Reply)
+        listener.respond_value(call.id, c.op.value);
+      else
+        listener.respond_error(call.id, c.op.err ? c.op.err : EPERM);
       return;
     }
     // A path through another mount of a protected tree is that tree: the
@@ -419,8 +424,8 @@ struct Supervisor::Impl {
     // like the long way's rows of calls the kernel carries out: for creates
     // relative to the cwd or the root, whose paths are known here.
     bool recorded = opts.tracer && traced(call.nr);
-    if (!recorded && (opts.tracer || s.kind != CarryShape::Create || call.nr == __NR_symlink ||
-                      call.nr == __NR_symlinkat))
+    if (!recorded &&
+        (opts.tracer || s.kind != CarryShape::Create || call.nr == __NR_symlink || call.nr == __NR_symlinkat))
       return false;
     std::optional<db::EventRow> row;
     if (s.kind == CarryShape::Create) {
@@ -454,8 +459,8 @@ struct Supervisor::Impl {
   // truncated, not made), at the path the look followed, judged and
   // written as the long way does.  None when the policy says anything but
   // allow or log: then the long way judges it.
-  std::optional<db::EventRow> short_way_row(const Call& call, ProcessEntry* pe, PathContext& ctx,
-                                            const CarryShape& s, const std::string& path, mode_t final_mode) {
+  std::optional<db::EventRow> short_way_row(const Call& call, ProcessEntry* pe, PathContext& ctx, const CarryShape& s,
+                                            const std::string& path, mode_t final_mode) {
     bool absolute = path[0] == '/';
     auto base = absolute ? ctx.root_path() : ctx.cwd_path();
     if (!base || base->empty() || (absolute && *base != "/")) return std::nullopt;
@@ -463,10 +468,14 @@ struct Supervisor::Impl {
     int acc = static_cast<int>(s.flags & O_ACCMODE);
     bool write = acc == O_WRONLY || acc == O_RDWR;
     Facet f;
-    if (!open || !final_mode) f.action = Action::FileCreate;
-    else if (write && (s.flags & O_TRUNC) && S_ISREG(final_mode)) f.action = Action::FileTruncate;
-    else if (write) f.action = Action::FileWrite;
-    else f.action = Action::FileRead;
+    if (!open || !final_mode)
+      f.action = Action::FileCreate;
+    else if (write && (s.flags & O_TRUNC) && S_ISREG(final_mode))
+      f.action = Action::FileTruncate;
+    else if (write)
+      f.action = Action::FileWrite;
+    else
+      f.action = Action::FileRead;
     f.path = absolute ? join_path("/", path) : join_path(*base, path);
     f.is_dir = !open;
     Classified c;
@@ -481,10 +490,9 @@ struct Supervisor::Impl {
   }
 
   // Carries out or refuses, answers, records.
-  void finish(const Call& call, Classified& c, db::EventRow& row, bool allow, ProcessEntry* pe,
-              const Creds& creds) {
-    row.allowed = opts.observe ? (row.verdict.decision == Decision::Allow || row.verdict.decision == Decision::Log)
-                               : allow;
+  void finish(const Call& call, Classified& c, db::EventRow& row, bool allow, ProcessEntry* pe, const Creds& creds) {
+    row.allowed =
+        opts.observe ? (row.verdict.decision == Decision::Allow || row.verdict.decision == Decision::Log) : allow;
     if (!allow) {
       ++outcome.denials;
       listener.respond_error(call.id, c.deny_errno);
@@ -561,7 +569,9 @@ struct Supervisor::Impl {
   // ------------------------------------------------------------ tracer --
 
   struct PairHash {
-    size_t operator()(const std::pair<pid_t, int>& p) const { return std::hash<uint64_t>()((uint64_t(p.first) << 16) ^ p.second); }
+    size_t operator()(const std::pair<pid_t, int>& p) const {
+      return std::hash<uint64_t>()((uint64_t(p.first) << 16) ^ p.second);
+    }
   };
   std::unordered_map<std::pair<pid_t, int>, db::EventRow, PairHash> pending_continue;
   int64_t last_drain_ns = 0;
@@ -619,19 +629,14 @@ struct Supervisor::Impl {
 
   void on_trace(const TraceRecord& r) {
     switch (r.kind) {
-      case TraceKind::Fork:
-        procs.fork_record(r.pid, r.child_pid, r.ts_ns);
-        return;
-      case TraceKind::Exit:
-        procs.exit_record(r.pid, r.exit_code, r.exit_signal, r.ts_ns);
-        return;
+      case TraceKind::Fork: procs.fork_record(r.pid, r.child_pid, r.ts_ns); return;
+      case TraceKind::Exit: procs.exit_record(r.pid, r.exit_code, r.exit_signal, r.ts_ns); return;
       case TraceKind::Exec:
         procs.exec_record(r.pid, r.path, r.argv, r.comm, r.ts_ns);
         if (opts.execs_notified) return;  // the supervisor recorded it as it happened
         break;
       case TraceKind::Syscall:
-      case TraceKind::IoUring:
-        break;
+      case TraceKind::IoUring: break;
     }
     if (r.kind == TraceKind::Syscall && (r.syscall_nr == SYS_chdir || r.syscall_nr == SYS_fchdir)) {
       if (r.ret == 0) procs.cwd_record(r.pid, r.path);
@@ -680,12 +685,12 @@ struct Supervisor::Impl {
         m = mounted_for(c);
       }
     }
-    if (err && refused_by_read_only_mount(row.ev.action, err) &&
-        (m || row.verdict.decision == Decision::Deny)) {
+    if (err && refused_by_read_only_mount(row.ev.action, err) && (m || row.verdict.decision == Decision::Deny)) {
       // Refused by a read-only mount: a denial by the rule behind it.
       row.layer = Layer::Mount;
       row.allowed = false;
-      if (m && row.verdict.decision != Decision::Deny) row.verdict = Verdict{Decision::Deny, m->rule_id, m->message, false};
+      if (m && row.verdict.decision != Decision::Deny)
+        row.verdict = Verdict{Decision::Deny, m->rule_id, m->message, false};
       ++outcome.denials;
     } else {
       row.layer = Layer::None;
@@ -694,8 +699,8 @@ struct Supervisor::Impl {
       if (!opts.observe && !would_allow && err == 0 && !gap_reported) {
         // Something a rule refuses happened without being intercepted.
         gap_reported = true;
-        add_degraded("rule " + row.verdict.rule_id + " refuses " + std::string(action_name(row.ev.action)) +
-                     " " + row.ev.path + ", which happened without reaching the supervisor");
+        add_degraded("rule " + row.verdict.rule_id + " refuses " + std::string(action_name(row.ev.action)) + " " +
+                     row.ev.path + ", which happened without reaching the supervisor");
       }
     }
     emit(std::move(row));
@@ -712,8 +717,8 @@ struct Supervisor::Impl {
   void run_in_worker(const Call& call, Operation op, Creds creds, db::EventRow row) {
     ++workers;
     std::thread([this, call, op = std::move(op), creds = std::move(creds), row = std::move(row)]() mutable {
-      Outcome out = execute_blocking(op, call, creds, listener,
-                                     [&] { return !stopping && listener.id_valid(call.id); });
+      Outcome out =
+          execute_blocking(op, call, creds, listener, [&] { return !stopping && listener.id_valid(call.id); });
       row.result_errno = out.ret < 0 ? static_cast<int32_t>(-out.ret) : 0;
       {
         std::lock_guard<std::mutex> g(done_mu);
@@ -756,13 +761,21 @@ struct Supervisor::Impl {
   bool kernel_carries(const Call& call, const Classified& c) const {
     if (!opts.kernel_carried || call.nr == __NR_open_by_handle_at) return false;
     switch (c.op.kind) {
-      case OpKind::Open: case OpKind::Unlink: case OpKind::Link: case OpKind::Symlink:
-      case OpKind::Mkdir: case OpKind::Truncate: case OpKind::Chmod: case OpKind::Chown:
-      case OpKind::Utimens: case OpKind::SetXattr: case OpKind::RemoveXattr:
-      case OpKind::IoctlFlags: case OpKind::FdTruncate: case OpKind::FdFallocate:
-        break;
-      default:
-        return false;
+      case OpKind::Open:
+      case OpKind::Unlink:
+      case OpKind::Link:
+      case OpKind::Symlink:
+      case OpKind::Mkdir:
+      case OpKind::Truncate:
+      case OpKind::Chmod:
+      case OpKind::Chown:
+      case OpKind::Utimens:
+      case OpKind::SetXattr:
+      case OpKind::RemoveXattr:
+      case OpKind::IoctlFlags:
+      case OpKind::FdTruncate:
+      case OpKind::FdFallocate: break;
+      default: return false;
     }
     for (const Facet& f : c.facets) {
       if (!(opts.kernel_carried & bit(f.action)) || !f.aliases.empty() || names_mounted(f)) return false;
@@ -800,8 +813,8 @@ struct Supervisor::Impl {
     // every read-only tree is left as it is; were they wrong, the mount
     // would refuse it, which fails closed.
     if (std::none_of(c.facets.begin(), c.facets.end(), [&](const Facet& f) { return names_mounted(f); })) return;
-    bool touches = (op.dir && under_mounted(fd_path(op.dir.get()))) ||
-                   (op.dir2 && under_mounted(fd_path(op.dir2.get())));
+    bool touches =
+        (op.dir && under_mounted(fd_path(op.dir.get()))) || (op.dir2 && under_mounted(fd_path(op.dir2.get())));
     if (!touches) return;
     // Both ends move together, or a rename/link would cross mounts (EXDEV).
     UniqueFd d1(op.dir ? fcntl(op.dir.get(), F_DUPFD_CLOEXEC, 0) : -1);
@@ -963,15 +976,15 @@ struct Supervisor::Impl {
       case CtlType::Exited: {
         int st = m.a;
         command_exited = true;
-        if (WIFEXITED(st)) outcome.exit_status = WEXITSTATUS(st);
+        if (WIFEXITED(st))
+          outcome.exit_status = WEXITSTATUS(st);
         else if (WIFSIGNALED(st)) {
           outcome.exit_signal = WTERMSIG(st);
           outcome.exit_status = 128 + WTERMSIG(st);
         }
         break;
       }
-      default:
-        break;
+      default: break;
     }
   }
 
@@ -1003,7 +1016,8 @@ struct Supervisor::Impl {
       }
       if (pf[0].revents & POLLIN) on_notification();
       // No process uses the filter any more: nothing will come.
-      else if (pf[0].revents & (POLLHUP | POLLERR | POLLNVAL)) listening = false;
+      else if (pf[0].revents & (POLLHUP | POLLERR | POLLNVAL))
+        listening = false;
       int n = (pf[1].revents & POLLIN) ? epoll_wait(ep.get(), evs, 64, 0) : 0;
       for (int i = 0; i < n; ++i) {
         uint64_t tag = evs[i].data.u64;
@@ -1015,8 +1029,10 @@ struct Supervisor::Impl {
         switch (tag) {
           case kSignal: on_signal(); break;
           case kCtl:
-            if (evs[i].events & (EPOLLHUP | EPOLLERR)) epoll_ctl(ep.get(), EPOLL_CTL_DEL, launched.ctl.get(), nullptr);
-            else on_ctl();
+            if (evs[i].events & (EPOLLHUP | EPOLLERR))
+              epoll_ctl(ep.get(), EPOLL_CTL_DEL, launched.ctl.get(), nullptr);
+            else
+              on_ctl();
             break;
           case kInit: {
             // init has exited: no process of the session is left.
@@ -1060,8 +1076,7 @@ struct Supervisor::Impl {
         emit(p.row);
       }
     if (!command_exited && outcome.exit_status < 0) outcome.exit_status = 128 + SIGKILL;
-    if (outcome.exec_failed)
-      outcome.exit_status = (exec_errno == ENOENT || exec_errno == ENOTDIR) ? 127 : 126;
+    if (outcome.exec_failed) outcome.exit_status = (exec_errno == ENOENT || exec_errno == ENOTDIR) ? 127 : 126;
     return outcome;
   }
 };

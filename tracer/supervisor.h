@@ -69,7 +69,7 @@ class LinkIndex {
   // false when `limit` entries cut it short.
   LinkIndex(std::vector<std::string> trees, size_t limit, std::function<void(bool complete)> done = {});
   explicit LinkIndex(InodeAliases ready);  // a walk that ended already
-  ~LinkIndex();  // stops the walk and joins it
+  ~LinkIndex();                            // stops the walk and joins it
   LinkIndex(const LinkIndex&) = delete;
   LinkIndex& operator=(const LinkIndex&) = delete;
 
@@ -93,14 +93,14 @@ struct SupervisorOptions {
   std::string session_name;
   AskBackend* asker = nullptr;  // null: asks are denied
   std::chrono::milliseconds ask_timeout{60000};
-  std::vector<StaticDenial> mount_denials;   // trees the mount layer enforces
+  std::vector<StaticDenial> mount_denials;  // trees the mount layer enforces
   std::vector<ProtectedDevice> protected_devices;
-  const LinkIndex* links = nullptr;  // hard links that existed before the session
-  std::vector<std::string> self_files;       // audit db, policy files: builtin protection
-  bool landlock_signals = false;             // signals are scoped by Landlock
-  EbpfTracer* tracer = nullptr;              // records what is not notified; null: seccomp only
-  bool execs_notified = true;                // the supervisor records proc.exec itself
-  ActionMask kernel_carried = 0;             // allowed file actions the kernel may run (Plan::kernel_carried)
+  const LinkIndex* links = nullptr;     // hard links that existed before the session
+  std::vector<std::string> self_files;  // audit db, policy files: builtin protection
+  bool landlock_signals = false;        // signals are scoped by Landlock
+  EbpfTracer* tracer = nullptr;         // records what is not notified; null: seccomp only
+  bool execs_notified = true;           // the supervisor records proc.exec itself
+  ActionMask kernel_carried = 0;        // allowed file actions the kernel may run (Plan::kernel_carried)
   std::vector<std::pair<std::string, std::string>> mount_aliases;  // (other name, protected tree), Plan::alias_of
 };
 

@@ -30,10 +30,8 @@ std::optional<Event> event_of(const TraceRecord& r) {
       ev.flags = r.io_uring_opcode;
       return ev;
     case TraceKind::Fork:
-    case TraceKind::Exit:
-      return std::nullopt;
-    case TraceKind::Syscall:
-      break;
+    case TraceKind::Exit: return std::nullopt;
+    case TraceKind::Syscall: break;
   }
   switch (r.syscall_nr) {
     case SYS_open:
@@ -44,11 +42,16 @@ std::optional<Event> event_of(const TraceRecord& r) {
       bool write = !(r.flags & O_PATH) && (acc == O_WRONLY || acc == O_RDWR);
       // Once it succeeded, the kernel says whether it made the file; a
       // failed one is named by the most it asked for.
-      if (r.ret >= 0 && r.created) ev.action = Action::FileCreate;
-      else if (write && (r.flags & O_TRUNC)) ev.action = Action::FileTruncate;
-      else if (r.ret < 0 && (r.flags & O_CREAT)) ev.action = Action::FileCreate;
-      else if (write) ev.action = Action::FileWrite;
-      else ev.action = Action::FileRead;
+      if (r.ret >= 0 && r.created)
+        ev.action = Action::FileCreate;
+      else if (write && (r.flags & O_TRUNC))
+        ev.action = Action::FileTruncate;
+      else if (r.ret < 0 && (r.flags & O_CREAT))
+        ev.action = Action::FileCreate;
+      else if (write)
+        ev.action = Action::FileWrite;
+      else
+        ev.action = Action::FileRead;
       return ev;
     }
     case SYS_unlink:
@@ -87,14 +90,12 @@ std::optional<Event> event_of(const TraceRecord& r) {
       ev.flags = r.mode;
       return ev;
     case SYS_truncate:
-    case SYS_ftruncate:
-      ev.action = Action::FileTruncate;
-      return ev;
+    case SYS_ftruncate: ev.action = Action::FileTruncate; return ev;
     case SYS_fallocate:
-      ev.action = (r.flags & (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_COLLAPSE_RANGE | FALLOC_FL_ZERO_RANGE |
-                              FALLOC_FL_INSERT_RANGE))
-                      ? Action::FileTruncate
-                      : Action::FileWrite;
+      ev.action =
+          (r.flags & (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_COLLAPSE_RANGE | FALLOC_FL_ZERO_RANGE | FALLOC_FL_INSERT_RANGE))
+              ? Action::FileTruncate
+              : Action::FileWrite;
       return ev;
     case SYS_utime:
     case SYS_utimes:
@@ -115,9 +116,7 @@ std::optional<Event> event_of(const TraceRecord& r) {
     case SYS_removexattr:
     case SYS_lremovexattr:
     case SYS_fremovexattr:
-    case __NR_removexattrat:
-      ev.action = Action::FileAttr;
-      return ev;
+    case __NR_removexattrat: ev.action = Action::FileAttr; return ev;
     case SYS_connect:
     case SYS_bind:
       ev.action = r.syscall_nr == SYS_connect ? Action::NetConnect : Action::NetBind;
@@ -132,8 +131,7 @@ std::optional<Event> event_of(const TraceRecord& r) {
       ev.flags = static_cast<uint64_t>(r.signal);
       ev.path.clear();
       return ev;
-    default:
-      return std::nullopt;
+    default: return std::nullopt;
   }
 }
 
@@ -149,8 +147,7 @@ bool refused_by_read_only_mount(Action a, int err) {
       // EXDEV: a rename or link across the read-only mount's boundary;
       // EBUSY: the mount point itself.
       return err == EROFS || err == EXDEV || err == EBUSY;
-    default:
-      return false;
+    default: return false;
   }
 }
 

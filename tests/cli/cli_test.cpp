@@ -6,9 +6,9 @@
 #include <gtest/gtest.h>
 #include <poll.h>
 #include <pty.h>
+#include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
-#include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <sys/xattr.h>
@@ -21,8 +21,8 @@
 #include <cstdlib>
 #include <fstream>
 #include <map>
-#include <set>
 #include <random>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -57,7 +57,7 @@ void write_file(const std::string& p, const std::string& s, mode_t mode = 0644) 
 
 // Runs argv in `cwd`, with `env` added, capturing stdout and stderr.
 Outcome run_argv(const std::vector<std::string>& argv, const std::string& cwd,
-             const std::map<std::string, std::string>& env = {}, int timeout_s = 60) {
+                 const std::map<std::string, std::string>& env = {}, int timeout_s = 60) {
   std::string outp = cwd + "/.out", errp = cwd + "/.err";
   pid_t pid = fork();
   if (pid == 0) {
@@ -125,9 +125,11 @@ class Session : public ::testing::Test {
                "rules:\n"
                "  - id: protect\n"
                "    action: [file.delete, file.rename, file.truncate, file.write, file.attr]\n"
-               "    path: [\"" + p_ + "/**\"]\n"
-               "    decision: deny\n"
-               "    message: the fixture must survive\n");
+               "    path: [\"" +
+                   p_ +
+                   "/**\"]\n"
+                   "    decision: deny\n"
+                   "    message: the fixture must survive\n");
     db_ = dir_ + "/audit.db";
     before_ = fingerprint();
   }
@@ -220,8 +222,7 @@ class Session : public ::testing::Test {
     bool found = false;
     for (auto& e : events("deny")) {
       const auto& ev = e.row.ev;
-      bool about_p = ev.path.rfind(p_, 0) == 0 || ev.target.rfind(p_, 0) == 0 ||
-                     p_.rfind(ev.path + "/", 0) == 0;
+      bool about_p = ev.path.rfind(p_, 0) == 0 || ev.target.rfind(p_, 0) == 0 || p_.rfind(ev.path + "/", 0) == 0;
       if (about_p && e.row.verdict.rule_id == "protect" && !e.row.allowed) found = true;
     }
     EXPECT_TRUE(found) << "no denial by rule 'protect' recorded";
@@ -292,8 +293,9 @@ const Technique kTechniques[] = {
     {"proc_self_cwd", "cd $P && rm -f /proc/self/cwd/keep.txt"},
     {"chmod", "try_op chmod $P/keep.txt"},
     {"setxattr", "python3 -c 'import os,sys; os.setxattr(sys.argv[1], \"user.x\", b\"1\")' $P/keep.txt"},
-    {"fremovexattr", "python3 -c 'import os,sys; os.removexattr(os.open(sys.argv[1], os.O_RDONLY), \"user.note\")' "
-                     "$P/keep.txt"},
+    {"fremovexattr",
+     "python3 -c 'import os,sys; os.removexattr(os.open(sys.argv[1], os.O_RDONLY), \"user.note\")' "
+     "$P/keep.txt"},
     {"chattr_immutable", "try_op chattr_i $P/keep.txt", true},
     {"int80_unlink", "try_op int80_unlink $P/keep.txt", false, true, cb::test::int80_syscalls},
     // Killed whether or not the kernel has x32: the filter refuses the
@@ -346,10 +348,10 @@ TEST_F(Session, ADirectoryOpenedBeforeTheSessionIsNoWayPastTheMounts) {
   std::string inner =
       "chmod 000 /proc/self/fd/9/keep.txt; echo chmod=$?; (: > /proc/self/fd/9/keep.txt); echo trunc=$?; "
       "rm -f /proc/self/fd/9/../prot/data.bin; echo rm=$?; ln -s x /proc/self/fd/9/new; echo made=$?";
-  Outcome r = run_argv({"/bin/sh", "-c",
-                        "exec 9<\"$P\"; exec \"$0\" run --policy \"$1\" --db \"$2\" --ask deny -q -- /bin/sh -c \"$3\"",
-                        kCottonbox, policy_, db_, inner},
-                       dir_, env());
+  Outcome r = run_argv(
+      {"/bin/sh", "-c", "exec 9<\"$P\"; exec \"$0\" run --policy \"$1\" --db \"$2\" --ask deny -q -- /bin/sh -c \"$3\"",
+       kCottonbox, policy_, db_, inner},
+      dir_, env());
   EXPECT_NE(r.out.find("rm="), std::string::npos) << r.out << r.err;
   expect_intact();
   expect_denial_recorded();
@@ -430,8 +432,7 @@ TEST_F(Session, IoUringIsRefusedWithEnosysAndRecorded) {
 }
 
 TEST_F(Session, AllowingIoUringByRuleWorksAndMarksTheSessionDegraded) {
-  write_file(policy_, read_file(policy_) +
-                          "  - id: uring-ok\n    action: sys.io_uring\n    decision: allow\n");
+  write_file(policy_, read_file(policy_) + "  - id: uring-ok\n    action: sys.io_uring\n    decision: allow\n");
   CB_REQUIRE_HOST(cb::test::io_uring());
   Outcome r = supervised("try_op io_uring_setup; echo rc=$?");
   EXPECT_NE(r.out.find("rc=0"), std::string::npos) << r.out << r.err;
@@ -447,7 +448,8 @@ TEST_F(Session, AllowingIoUringByRuleWorksAndMarksTheSessionDegraded) {
 }
 
 TEST_F(Session, MountAndNamespaceEscapesAreDenied) {
-  Outcome r = supervised("try_op umount $P; echo umount=$?; try_op unshare Um; echo unshare=$?; try_op chroot $P; echo chroot=$?");
+  Outcome r = supervised(
+      "try_op umount $P; echo umount=$?; try_op unshare Um; echo unshare=$?; try_op chroot $P; echo chroot=$?");
   EXPECT_NE(r.out.find("umount=1"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("unshare=1"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("chroot=1"), std::string::npos) << r.out;
@@ -458,11 +460,12 @@ TEST_F(Session, CachedNamesFollowDirectoriesThatMove) {
   // A rule only the supervisor can enforce (it depends on the process),
   // on a directory the shell's cwd is moved into: its relative paths now
   // name guarded files, whatever name the supervisor saw before.
-  write_file(policy_, read_file(policy_) +
-                          "  - id: guarded\n    action: file.delete\n    path: [\"" + t_ + "/guarded/**\"]\n"
+  write_file(policy_, read_file(policy_) + "  - id: guarded\n    action: file.delete\n    path: [\"" + t_ +
+                          "/guarded/**\"]\n"
                           "    when: 'proc.name != \"nobody\"'\n    decision: deny\n");
-  Outcome r = supervised("mkdir $T/a && cd $T/a && echo x > x && echo y > y && rm y && mv $T/a $T/guarded && rm x; "
-                         "echo rc=$?");
+  Outcome r = supervised(
+      "mkdir $T/a && cd $T/a && echo x > x && echo y > y && rm y && mv $T/a $T/guarded && rm x; "
+      "echo rc=$?");
   EXPECT_NE(r.out.find("rc=1"), std::string::npos) << r.out << r.err;
   EXPECT_EQ(read_file(t_ + "/guarded/x"), "x\n");
   bool found = false;
@@ -498,9 +501,10 @@ TEST_F(Session, CreatesLandWhereTheirPathLeadsEvenWhenANameIsRepointed) {
   // Every create is on record, under the name it really got, and allowed.
   std::set<std::string> created;
   for (auto& e : events())
-    if (e.row.ev.action == cb::Action::FileCreate && e.row.allowed && e.row.result_errno <= 0) created.insert(e.row.ev.path);
-  for (const std::string& p : {t_ + "/keep", t_ + "/keep/a", t_ + "/keep/b", t_ + "/keep/sub", p_ + "/new",
-                               p_ + "/via", p_ + "/y", p_ + "/z", p_ + "/zd", p_ + "/fin"})
+    if (e.row.ev.action == cb::Action::FileCreate && e.row.allowed && e.row.result_errno <= 0)
+      created.insert(e.row.ev.path);
+  for (const std::string& p : {t_ + "/keep", t_ + "/keep/a", t_ + "/keep/b", t_ + "/keep/sub", p_ + "/new", p_ + "/via",
+                               p_ + "/y", p_ + "/z", p_ + "/zd", p_ + "/fin"})
     EXPECT_TRUE(created.count(p)) << p << " is not recorded as created";
 }
 
@@ -531,7 +535,8 @@ TEST_F(Session, OpensThatMayCreateAreNamedByWhatTheyDid) {
   std::vector<cb::Action> actions;
   for (auto& e : events())
     if (e.row.ev.path == t_ + "/e") actions.push_back(e.row.ev.action);
-  EXPECT_EQ(actions, (std::vector<cb::Action>{cb::Action::FileCreate, cb::Action::FileTruncate, cb::Action::FileWrite}));
+  EXPECT_EQ(actions,
+            (std::vector<cb::Action>{cb::Action::FileCreate, cb::Action::FileTruncate, cb::Action::FileWrite}));
 }
 
 TEST_F(Session, HandlesOpenedOutsideNeverWriteIntoAReadOnlyTree) {
@@ -567,7 +572,8 @@ TEST_F(Session, SymlinkSwapRaceNeverWins) {
   for (int i = 0; i < 20; ++i) {
     Outcome r = supervised(
         "( end=$(($(date +%s)+1)); while [ $(date +%s) -lt $end ]; do ln -sfn $T/decoy $T/a; ln -sfn $P $T/a; done ) &"
-        " end=$(($(date +%s)+1)); while [ $(date +%s) -lt $end ]; do touch $T/decoy/keep.txt; rm -f $T/a/keep.txt; done; wait");
+        " end=$(($(date +%s)+1)); while [ $(date +%s) -lt $end ]; do touch $T/decoy/keep.txt; rm -f $T/a/keep.txt; "
+        "done; wait");
     ASSERT_EQ(read_file(p_ + "/keep.txt"), "keep me\n") << "run " << i << ": " << r.err;
   }
   expect_intact();
@@ -626,8 +632,8 @@ TEST_F(Session, RecordsReachTheDatabaseWhileTheSessionRuns) {
   EXPECT_EQ(r.status, 0) << r.err;
   // The store commits every 50 ms and the reader drains on a 50 ms
   // timeout: well under a second on a loaded machine.
-  EXPECT_EQ(seen, static_cast<size_t>(kFiles)) << "rows in the database " << took.count()
-                                               << " ms after the command made its files";
+  EXPECT_EQ(seen, static_cast<size_t>(kFiles))
+      << "rows in the database " << took.count() << " ms after the command made its files";
   EXPECT_LT(took.count(), 1000) << "rows reached the database only after " << took.count() << " ms";
 }
 
@@ -680,7 +686,8 @@ TEST_F(Session, BenignWorkOutsideRunsAsItWouldNatively) {
   const char* work =
       "set -e; mkdir -p $T/proj/src && cd $T/proj"
       " && printf 'int main(void){return 0;}\\n' > src/main.c"
-      " && printf 'all: build/app\\nbuild/app: src/main.c\\n\\tmkdir -p build && cc -o build/app src/main.c\\n' > Makefile"
+      " && printf 'all: build/app\\nbuild/app: src/main.c\\n\\tmkdir -p build && cc -o build/app src/main.c\\n' > "
+      "Makefile"
       " && make -s && ./build/app"
       " && git init -q . && git -c user.email=a@b -c user.name=a add -A"
       " && git -c user.email=a@b -c user.name=a commit -q -m init"
@@ -691,7 +698,8 @@ TEST_F(Session, BenignWorkOutsideRunsAsItWouldNatively) {
   EXPECT_EQ(r.status, 3) << r.err;
   std::string tproj = t_ + "/proj/src/m.c";
   EXPECT_EQ(access(tproj.c_str(), F_OK), 0);
-  for (auto& e : events("deny")) ADD_FAILURE() << "benign work was denied: " << cb::action_name(e.row.ev.action) << " " << e.row.ev.path;
+  for (auto& e : events("deny"))
+    ADD_FAILURE() << "benign work was denied: " << cb::action_name(e.row.ev.action) << " " << e.row.ev.path;
   expect_intact();
 }
 
@@ -727,8 +735,17 @@ TEST_F(Session, AMalformedPolicyIsRefusedWithItsLocation) {
 }
 
 TEST_F(Session, SigtermReachesTheCommandAndTheTrailIsFlushed) {
-  std::vector<std::string> a = {kCottonbox, "run", "--policy", policy_, "--db", db_, "-q", "--",
-                                "/bin/sh", "-c", "rm -f $P/keep.txt; exec sleep 30"};
+  std::vector<std::string> a = {kCottonbox,
+                                "run",
+                                "--policy",
+                                policy_,
+                                "--db",
+                                db_,
+                                "-q",
+                                "--",
+                                "/bin/sh",
+                                "-c",
+                                "rm -f $P/keep.txt; exec sleep 30"};
   pid_t pid = fork();
   if (pid == 0) {
     for (auto& [k, v] : env()) setenv(k.c_str(), v.c_str(), 1);
@@ -758,7 +775,8 @@ TEST_F(Session, SigtermReachesTheCommandAndTheTrailIsFlushed) {
 TEST_F(Session, AsksFollowAskModeAndAreRecordedAsApprovals) {
   write_file(policy_,
              "version: 1\ndefault: allow\nrules:\n"
-             "  - id: careful\n    action: file.delete\n    path: [\"" + t_ + "/**\"]\n    decision: ask\n");
+             "  - id: careful\n    action: file.delete\n    path: [\"" +
+                 t_ + "/**\"]\n    decision: ask\n");
   write_file(t_ + "/a", "a");
   write_file(t_ + "/b", "b");
   Outcome denied = cottonbox({"run", "--policy", policy_, "--db", db_, "--ask", "deny", "-q", "--", "rm", t_ + "/a"});
@@ -814,8 +832,8 @@ TEST_F(Session, IfTheSupervisorDiesTheSessionDiesWithItAndIsMarkedAborted) {
     setsid();
     int n = open("/dev/null", O_RDWR);
     dup2(n, 0), dup2(n, 1), dup2(n, 2);
-    execl(kCottonbox.c_str(), kCottonbox.c_str(), "run", "--policy", policy_.c_str(), "--db", db_.c_str(), "-q",
-          "--", "/bin/sh", "-c", "rm -f $P/keep.txt; (setsid sleep 31.4159 &); sleep 31.4159", nullptr);
+    execl(kCottonbox.c_str(), kCottonbox.c_str(), "run", "--policy", policy_.c_str(), "--db", db_.c_str(), "-q", "--",
+          "/bin/sh", "-c", "rm -f $P/keep.txt; (setsid sleep 31.4159 &); sleep 31.4159", nullptr);
     _exit(127);
   }
   for (int i = 0; i < 100 && !process_running("sleep 31.4159"); ++i)
@@ -828,8 +846,7 @@ TEST_F(Session, IfTheSupervisorDiesTheSessionDiesWithItAndIsMarkedAborted) {
     auto s = (*r)->sessions();
     return s.ok() && s->size() == 1 ? s->front().denials : 0;
   };
-  for (int i = 0; i < 200 && committed_denials() < 1; ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  for (int i = 0; i < 200 && committed_denials() < 1; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
   kill(pid, SIGKILL);
   waitpid(pid, nullptr, 0);
   bool gone = false;
@@ -875,7 +892,8 @@ std::string run_on_pty(const std::vector<std::string>& argv, const std::map<std:
       seen.append(buf, static_cast<size_t>(n));
     }
     size_t prompts = 0;
-    for (size_t i = seen.find("[y] allow once"); i != std::string::npos; i = seen.find("[y] allow once", i + 1)) ++prompts;
+    for (size_t i = seen.find("[y] allow once"); i != std::string::npos; i = seen.find("[y] allow once", i + 1))
+      ++prompts;
     if (prompts > prompts_seen && answered < answers.size()) {
       prompts_seen = prompts;
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
@@ -899,14 +917,16 @@ class Asks : public Session {
     Session::SetUp();
     write_file(policy_,
                "version: 1\ndefault: allow\nrules:\n"
-               "  - id: careful\n    action: file.delete\n    path: [\"" + t_ + "/asked*\"]\n    decision: ask\n"
-               "    message: think twice\n");
+               "  - id: careful\n    action: file.delete\n    path: [\"" +
+                   t_ +
+                   "/asked*\"]\n    decision: ask\n"
+                   "    message: think twice\n");
     write_file(t_ + "/asked1", "1");
     write_file(t_ + "/asked2", "2");
   }
   std::vector<std::string> argv(const std::string& shell, const char* timeout = "20") {
-    return {kCottonbox, "run", "--policy", policy_, "--db", db_, "--ask", "tty", "--ask-timeout", timeout,
-            "-q", "--", "/bin/sh", "-c", shell};
+    return {kCottonbox,      "run",   "--policy", policy_, "--db",    db_,  "--ask", "tty",
+            "--ask-timeout", timeout, "-q",       "--",    "/bin/sh", "-c", shell};
   }
 };
 
@@ -941,10 +961,11 @@ TEST_F(Asks, APendingAskDoesNotBlockUnrelatedSyscalls) {
   // While the first rm waits for an answer, another process deletes 50
   // files (each one judged by the supervisor) and says so; only then do we
   // answer.
-  std::string screen = run_on_pty(
-      argv("rm -f $T/asked1 & i=0; while [ $i -lt 50 ]; do : > $T/x$i; rm $T/x$i; i=$((i+1)); done; "
-           "echo unrelated-done; wait", "3"),
-      env(), dir_, "", &status);
+  std::string screen =
+      run_on_pty(argv("rm -f $T/asked1 & i=0; while [ $i -lt 50 ]; do : > $T/x$i; rm $T/x$i; i=$((i+1)); done; "
+                      "echo unrelated-done; wait",
+                      "3"),
+                 env(), dir_, "", &status);
   size_t done = screen.find("unrelated-done");
   size_t answer = screen.find("no answer: denied");
   EXPECT_NE(done, std::string::npos) << screen;
@@ -957,8 +978,10 @@ TEST_F(Session, NetworkRulesJudgeTheAddressAndTheConnectIsCarriedOutAsChecked) {
   write_file(policy_,
              "version: 1\ndefault: allow\nrules:\n"
              "  - id: no-telnet\n    action: net.connect\n    path: [\"tcp:*:23\"]\n    decision: deny\n"
-             "  - id: no-secret-socket\n    action: net.connect\n    path: [\"unix:" + t_ + "/secret.sock\"]\n"
-             "    decision: deny\n");
+             "  - id: no-secret-socket\n    action: net.connect\n    path: [\"unix:" +
+                 t_ +
+                 "/secret.sock\"]\n"
+                 "    decision: deny\n");
   const char* py = R"(
 import os, socket, sys, threading
 t = os.environ["T"]
@@ -988,8 +1011,9 @@ for name in ("open.sock", "secret.sock"):
 }
 
 TEST_F(Session, AFifoOpenedForWritingWaitsForItsReaderWithoutStallingTheSession) {
-  Outcome r = supervised("mkfifo $T/f; (sleep 0.5; cat $T/f > $T/got) & echo through-the-fifo > $T/f; wait; "
-                         "cat $T/got; rm -f $P/keep.txt 2>/dev/null; echo end");
+  Outcome r = supervised(
+      "mkfifo $T/f; (sleep 0.5; cat $T/f > $T/got) & echo through-the-fifo > $T/f; wait; "
+      "cat $T/got; rm -f $P/keep.txt 2>/dev/null; echo end");
   EXPECT_NE(r.out.find("through-the-fifo"), std::string::npos) << r.out << r.err;
   EXPECT_NE(r.out.find("end"), std::string::npos);
   expect_intact();

@@ -12,12 +12,12 @@ TEST(Utf8, ValidAndInvalidSequences) {
   EXPECT_TRUE(is_valid_utf8("plain /path"));
   EXPECT_TRUE(is_valid_utf8("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"));  // é € 😀
   EXPECT_FALSE(is_valid_utf8("\xff"));
-  EXPECT_FALSE(is_valid_utf8("\x80"));                  // a lone continuation byte
-  EXPECT_FALSE(is_valid_utf8("\xc0\xaf"));              // overlong '/'
-  EXPECT_FALSE(is_valid_utf8("\xe0\x80\xaf"));          // overlong '/'
-  EXPECT_FALSE(is_valid_utf8("\xed\xa0\x80"));          // a surrogate
-  EXPECT_FALSE(is_valid_utf8("\xf4\x90\x80\x80"));      // above U+10FFFF
-  EXPECT_FALSE(is_valid_utf8("\xe2\x82"));              // truncated
+  EXPECT_FALSE(is_valid_utf8("\x80"));              // a lone continuation byte
+  EXPECT_FALSE(is_valid_utf8("\xc0\xaf"));          // overlong '/'
+  EXPECT_FALSE(is_valid_utf8("\xe0\x80\xaf"));      // overlong '/'
+  EXPECT_FALSE(is_valid_utf8("\xed\xa0\x80"));      // a surrogate
+  EXPECT_FALSE(is_valid_utf8("\xf4\x90\x80\x80"));  // above U+10FFFF
+  EXPECT_FALSE(is_valid_utf8("\xe2\x82"));          // truncated
 }
 
 TEST(Utf8, ReplacementFollowsMaximalSubparts) {

@@ -16,8 +16,7 @@ using namespace test;
 constexpr int64_t kTs = 1795985482'123456789;
 
 EventRow sample() {
-  EventRow r = denied(event(42, Action::FileRename, "/home/u/proj/src", process(7, 4001, "rm")),
-                      "protect-src");
+  EventRow r = denied(event(42, Action::FileRename, "/home/u/proj/src", process(7, 4001, "rm")), "protect-src");
   r.ev.ts_ns = kTs;
   r.ev.tid = 4002;
   r.ev.target = "/tmp/src";

@@ -56,8 +56,7 @@ class QueryTest : public ::testing::Test {
     EXPECT_TRUE(events) << events.error().message;
     std::vector<std::string> out;
     if (!events) return out;
-    for (const auto& e : *events)
-      out.push_back((e.session == a ? "a" : "b") + std::to_string(e.row.seq));
+    for (const auto& e : *events) out.push_back((e.session == a ? "a" : "b") + std::to_string(e.row.seq));
     return out;
   }
   using V = std::vector<std::string>;
@@ -77,8 +76,7 @@ TEST_F(QueryTest, SessionFilter) {
 TEST_F(QueryTest, ActionByNameAndByGroup) {
   EXPECT_EQ(query({.session = a, .action = "file.delete"}), (V{"a3", "a7", "a10"}));
   // file.mutate: every file action but reading.
-  EXPECT_EQ(query({.session = a, .action = "file.mutate"}),
-            (V{"a2", "a3", "a4", "a5", "a7", "a8", "a10"}));
+  EXPECT_EQ(query({.session = a, .action = "file.mutate"}), (V{"a2", "a3", "a4", "a5", "a7", "a8", "a10"}));
   EXPECT_EQ(query({.session = a, .action = "file.*"}).size(), 8u);
   EXPECT_EQ(query({.session = a, .action = "net.*"}), (V{"a6"}));
   EXPECT_EQ(query({.action = "*"}).size(), 12u);
@@ -103,8 +101,7 @@ TEST_F(QueryTest, DecisionMatchesTheOutcomeAskAndLogMatchTheVerdict) {
 
 TEST_F(QueryTest, PathGlobMatchesPathOrTargetAcrossSessions) {
   // "**" crosses directories, and "dir/**" includes dir itself.
-  EXPECT_EQ(query({.path_glob = "/proj/**"}),
-            (V{"a1", "a2", "a3", "a4", "a5", "a7", "a8", "a10", "b1"}));
+  EXPECT_EQ(query({.path_glob = "/proj/**"}), (V{"a1", "a2", "a3", "a4", "a5", "a7", "a8", "a10", "b1"}));
   // "*" stays within one component.
   EXPECT_EQ(query({.path_glob = "/proj/src/*.c"}), (V{"a1", "a2", "a3", "a4", "b1"}));
   // The target of a rename into the tree counts, as does one out of it.
@@ -120,8 +117,7 @@ TEST_F(QueryTest, PathGlobMatchesPathOrTargetAcrossSessions) {
 
 TEST_F(QueryTest, FiltersCombine) {
   EXPECT_EQ(query({.session = b, .path_glob = "/proj/**"}), (V{"b1"}));
-  EXPECT_EQ(query({.action = "file.delete", .decision = "allow", .path_glob = "/proj/**"}),
-            (V{"a7", "b1"}));
+  EXPECT_EQ(query({.action = "file.delete", .decision = "allow", .path_glob = "/proj/**"}), (V{"a7", "b1"}));
   EXPECT_EQ(query({.session = a, .pid = 101}), (V{"a3", "a7", "a10"}));
   EXPECT_EQ(query({.session = a, .proc_id = 3}), (V{"a4", "a5"}));
   EXPECT_EQ(query({.pid = 200}), (V{"b1", "b2"}));
@@ -135,8 +131,7 @@ TEST_F(QueryTest, PagingWithAfterIdAndLimit) {
     ASSERT_TRUE(events);
     if (events->empty()) break;
     EXPECT_LE(events->size(), 5u);
-    for (const auto& e : *events)
-      all.push_back((e.session == a ? "a" : "b") + std::to_string(e.row.seq));
+    for (const auto& e : *events) all.push_back((e.session == a ? "a" : "b") + std::to_string(e.row.seq));
     after = events->back().id;
   }
   EXPECT_EQ(all, query({}));
@@ -144,15 +139,13 @@ TEST_F(QueryTest, PagingWithAfterIdAndLimit) {
   EXPECT_EQ(query({.path_glob = "/proj/**", .limit = 2}), (V{"a1", "a2"}));
   auto first = r->events({.path_glob = "/proj/**", .limit = 1});
   ASSERT_TRUE(first);
-  EXPECT_EQ(query({.path_glob = "/proj/**", .after_id = first->back().id, .limit = 2}),
-            (V{"a2", "a3"}));
+  EXPECT_EQ(query({.path_glob = "/proj/**", .after_id = first->back().id, .limit = 2}), (V{"a2", "a3"}));
 }
 
 TEST_F(QueryTest, ABadGlobIsAnError) {
   auto bad = r->events({.path_glob = "/proj/[abc"});
   ASSERT_FALSE(bad);
-  EXPECT_NE(bad.error().message.find("bad path glob '/proj/[abc'"), std::string::npos)
-      << bad.error().message;
+  EXPECT_NE(bad.error().message.find("bad path glob '/proj/[abc'"), std::string::npos) << bad.error().message;
 }
 
 }  // namespace

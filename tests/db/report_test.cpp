@@ -75,9 +75,7 @@ class ReportTest : public ::testing::Test {
     w->add_event(sid, at(event(0, Action::FileCreate, "/p/a.o", cc), 4));
     // A name built to forge a line of output, and to recolor the terminal.
     EventRow forged = denied(
-        event(0, Action::FileDelete, "/p/x\n20:51:22.999  666  rm  file.delete  allow  -  /p/safe",
-              rm),
-        "protect");
+        event(0, Action::FileDelete, "/p/x\n20:51:22.999  666  rm  file.delete  allow  -  /p/safe", rm), "protect");
     w->add_event(sid, at(forged, 5));
     w->add_event(sid, at(denied(event(0, Action::FileDelete, "/p/\x1b[31mred\xff", rm), "protect"), 6));
     EventRow mv = denied(event(0, Action::FileRename, "/p/src", rm), "protect");
@@ -136,8 +134,7 @@ TEST_F(ReportTest, EventsJsonIsOneObjectPerLine) {
   for (const auto& l : ls) {
     auto j = nlohmann::json::parse(l);
     EXPECT_EQ(j["session"], sid);
-    for (auto key : {"ts", "pid", "comm", "action", "syscall", "path", "target", "decision",
-                     "rule", "source"})
+    for (auto key : {"ts", "pid", "comm", "action", "syscall", "path", "target", "decision", "rule", "source"})
       EXPECT_TRUE(j.contains(key)) << key;
   }
   auto red = nlohmann::json::parse(ls[14]);
@@ -263,7 +260,7 @@ TEST(EscapeForTerminal, ShowsInvisibleAndReorderingCharacters) {
   EXPECT_EQ(escape_for_terminal("a\\b"), "a\\\\b");
   EXPECT_EQ(escape_for_terminal("a\tb\r"), "a\\tb\\r");
   EXPECT_EQ(escape_for_terminal("x\xe2\x80\xaetxt.exe"), "x\\u202etxt.exe");  // RTL override
-  EXPECT_EQ(escape_for_terminal("\xc2\x85"), "\\xc2\\x85");                  // C1 control
+  EXPECT_EQ(escape_for_terminal("\xc2\x85"), "\\xc2\\x85");                   // C1 control
   EXPECT_EQ(escape_for_terminal("\x7f"), "\\x7f");
 }
 

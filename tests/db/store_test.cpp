@@ -31,9 +31,8 @@ std::string raw_state(const std::string& path, int64_t session) {
   sqlite3_stmt* s = nullptr;
   sqlite3_prepare_v2(db, "SELECT state FROM sessions WHERE id = ?", -1, &s, nullptr);
   sqlite3_bind_int64(s, 1, session);
-  std::string state = sqlite3_step(s) == SQLITE_ROW
-                          ? reinterpret_cast<const char*>(sqlite3_column_text(s, 0))
-                          : "(none)";
+  std::string state =
+      sqlite3_step(s) == SQLITE_ROW ? reinterpret_cast<const char*>(sqlite3_column_text(s, 0)) : "(none)";
   sqlite3_finalize(s);
   sqlite3_close(db);
   return state;
@@ -82,8 +81,7 @@ TEST_F(StoreTest, RoundTripOfSessionProcessesEventsAndApprovals) {
     sid = *id;
     w->add_process(sid, process_row(*root));
     w->add_process(sid, process_row(*rm, /*parent=*/1));
-    w->exec_process(sid, ProcessExec{2, start.started_ns + 5, "rm", "/usr/bin/rm",
-                                     {"rm", "-rf", "src"}});
+    w->exec_process(sid, ProcessExec{2, start.started_ns + 5, "rm", "/usr/bin/rm", {"rm", "-rf", "src"}});
 
     EventRow e = denied(event(7, Action::FileRename, "/home/u/proj/src", rm), "protect-src");
     e.ev.target = "/tmp/gone";
@@ -105,8 +103,8 @@ TEST_F(StoreTest, RoundTripOfSessionProcessesEventsAndApprovals) {
     EventRow unknown_errno = event(8, Action::FileWrite, "/home/u/proj/out.o", rm);
     unknown_errno.result_errno = -1;
     w->add_event(sid, unknown_errno);
-    w->add_approval(sid, ApprovalRow{7, start.started_ns + 10, start.started_ns + 2'000'000'010,
-                                     "tty", "deny-once", ""});
+    w->add_approval(sid,
+                    ApprovalRow{7, start.started_ns + 10, start.started_ns + 2'000'000'010, "tty", "deny-once", ""});
     w->exit_process(sid, ProcessExit{2, start.started_ns + 20, 1, 0});
     w->exit_process(sid, ProcessExit{1, start.started_ns + 30, -1, 9});
     SessionEnd end{start.started_ns + 40, 137, 9, SessionState::Ended};
@@ -461,11 +459,9 @@ TEST_F(StoreTest, ReaderWorksWhileAWriterIsActiveInAnotherProcess) {
     if (!(*w)->flush()) _exit(12);
     int64_t id = *sid;
     char go;
-    if (write(to_parent[1], &id, sizeof id) != sizeof id || read(to_child[0], &go, 1) != 1)
-      _exit(13);
+    if (write(to_parent[1], &id, sizeof id) != sizeof id || read(to_child[0], &go, 1) != 1) _exit(13);
     for (int i = 100; i < 150; ++i) (*w)->add_event(*sid, event(i, Action::FileWrite, "/b"));
-    if (!(*w)->flush() || write(to_parent[1], &go, 1) != 1 || read(to_child[0], &go, 1) != 1)
-      _exit(14);
+    if (!(*w)->flush() || write(to_parent[1], &go, 1) != 1 || read(to_child[0], &go, 1) != 1) _exit(14);
     if (!(*w)->end_session(*sid, SessionEnd{now_ns(), 0, 0, SessionState::Ended})) _exit(15);
     w->reset();
     _exit(0);
@@ -706,8 +702,7 @@ TEST_F(StoreTest, AFailingDiskLosesNothingAndIsRetried) {
     if (setrlimit(RLIMIT_FSIZE, &small) != 0) return 12;
     constexpr int kEvents = 20'000;
     for (int i = 0; i < kEvents; ++i)
-      (*w)->add_event(sid, event(i, Action::FileWrite, "/big/" + std::string(200, 'x') +
-                                                           std::to_string(i)));
+      (*w)->add_event(sid, event(i, Action::FileWrite, "/big/" + std::string(200, 'x') + std::to_string(i)));
     auto failed = (*w)->flush();
     if (failed) return 13;  // it cannot have fit
     if (failed.error().err != EFBIG) return 14;
@@ -743,8 +738,7 @@ TEST_F(StoreTest, APermanentlyFailingDiskDoesNotHangTheDestructor) {
     getrlimit(RLIMIT_FSIZE, &rl);
     rl.rlim_cur = 64 << 10;
     if (setrlimit(RLIMIT_FSIZE, &rl) != 0) return 12;
-    for (int i = 0; i < 20'000; ++i)
-      (*w)->add_event(sid, event(i, Action::FileWrite, "/big/" + std::string(200, 'x')));
+    for (int i = 0; i < 20'000; ++i) (*w)->add_event(sid, event(i, Action::FileWrite, "/big/" + std::string(200, 'x')));
     w->reset();  // gives up after a few attempts and says so on stderr
     return 0;
   });

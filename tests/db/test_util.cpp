@@ -67,12 +67,10 @@ std::shared_ptr<const ProcessInfo> process(uint64_t proc_id, int32_t pid, std::s
 }
 
 ProcessRow process_row(const ProcessInfo& p, uint64_t parent) {
-  return ProcessRow{p.proc_id, parent, p.pid, p.ppid, p.uid, p.comm, p.exe, p.argv, p.cwd,
-                    now_ns()};
+  return ProcessRow{p.proc_id, parent, p.pid, p.ppid, p.uid, p.comm, p.exe, p.argv, p.cwd, now_ns()};
 }
 
-EventRow event(uint64_t seq, Action action, std::string path,
-               std::shared_ptr<const ProcessInfo> proc) {
+EventRow event(uint64_t seq, Action action, std::string path, std::shared_ptr<const ProcessInfo> proc) {
   EventRow r;
   r.seq = seq;
   r.ev.ts_ns = now_ns();
@@ -117,8 +115,7 @@ std::string current_boot_id() {
 }
 
 int64_t now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
       .count();
 }
 

@@ -30,8 +30,7 @@ SessionStart session_start(const std::string& name = "test");
 std::shared_ptr<const ProcessInfo> process(uint64_t proc_id, int32_t pid, std::string comm,
                                            std::vector<std::string> argv = {});
 ProcessRow process_row(const ProcessInfo& p, uint64_t parent = 0);
-EventRow event(uint64_t seq, Action action, std::string path,
-               std::shared_ptr<const ProcessInfo> proc = nullptr);
+EventRow event(uint64_t seq, Action action, std::string path, std::shared_ptr<const ProcessInfo> proc = nullptr);
 EventRow denied(EventRow r, std::string rule);
 
 // Runs `body` in a forked child and returns its exit status (or 128+signal).

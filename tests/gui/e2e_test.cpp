@@ -55,7 +55,8 @@ void EndToEndTest::init() {
   QVERIFY(d.mkpath(QStringLiteral("run")));
   QVERIFY(d.mkpath(QStringLiteral("proj/keep")));
   QVERIFY(d.mkpath(QStringLiteral("proj/scratch")));
-  QFile::setPermissions(m_dir->path() + QStringLiteral("/run"), QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner);
+  QFile::setPermissions(m_dir->path() + QStringLiteral("/run"),
+                        QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner);
   writeFile(m_dir->path() + QStringLiteral("/proj/keep/a.txt"), "precious\n");
   writeFile(m_dir->path() + QStringLiteral("/proj/scratch/b.txt"), "scratch\n");
   writeFile(m_dir->path() + QStringLiteral("/policy.yaml"), kPolicy);
@@ -81,11 +82,12 @@ void EndToEndTest::promptsAnsweredThroughTheController() {
   QProcess run;
   run.setWorkingDirectory(proj);
   run.setProcessChannelMode(QProcess::SeparateChannels);
-  run.start(kCottonbox, {QStringLiteral("run"), QStringLiteral("--ask"), QStringLiteral("gui"), QStringLiteral("--ask-timeout"),
-                         QStringLiteral("30"), QStringLiteral("--policy"), m_dir->path() + QStringLiteral("/policy.yaml"),
-                         QStringLiteral("--db"), dbPath, QStringLiteral("--name"), QStringLiteral("e2e"), QStringLiteral("--"),
-                         QStringLiteral("sh"), QStringLiteral("-c"),
-                         QStringLiteral("rm keep/a.txt; echo rm1=$?; rm scratch/b.txt; echo rm2=$?")});
+  run.start(kCottonbox,
+            {QStringLiteral("run"), QStringLiteral("--ask"), QStringLiteral("gui"), QStringLiteral("--ask-timeout"),
+             QStringLiteral("30"), QStringLiteral("--policy"), m_dir->path() + QStringLiteral("/policy.yaml"),
+             QStringLiteral("--db"), dbPath, QStringLiteral("--name"), QStringLiteral("e2e"), QStringLiteral("--"),
+             QStringLiteral("sh"), QStringLiteral("-c"),
+             QStringLiteral("rm keep/a.txt; echo rm1=$?; rm scratch/b.txt; echo rm2=$?")});
   QVERIFY(run.waitForStarted());
 
   // Answer as a user would: whatever is on screen, by what it asks about.
@@ -165,10 +167,11 @@ void EndToEndTest::noGuiFallsBackAndSaysSo() {
   run.setWorkingDirectory(proj);
   run.setStandardInputFile(QProcess::nullDevice());
   run.setProgram(QStringLiteral("setsid"));  // no controlling terminal to fall back to
-  run.setArguments({QStringLiteral("-w"), kCottonbox, QStringLiteral("run"), QStringLiteral("--ask"), QStringLiteral("gui"),
-                    QStringLiteral("--policy"), m_dir->path() + QStringLiteral("/policy.yaml"), QStringLiteral("--db"),
-                    m_dir->path() + QStringLiteral("/audit2.db"), QStringLiteral("--"), QStringLiteral("sh"),
-                    QStringLiteral("-c"), QStringLiteral("rm keep/a.txt; rm scratch/b.txt; true")});
+  run.setArguments({QStringLiteral("-w"), kCottonbox, QStringLiteral("run"), QStringLiteral("--ask"),
+                    QStringLiteral("gui"), QStringLiteral("--policy"), m_dir->path() + QStringLiteral("/policy.yaml"),
+                    QStringLiteral("--db"), m_dir->path() + QStringLiteral("/audit2.db"), QStringLiteral("--"),
+                    QStringLiteral("sh"), QStringLiteral("-c"),
+                    QStringLiteral("rm keep/a.txt; rm scratch/b.txt; true")});
   run.start();
   QVERIFY(run.waitForFinished(20000));
   QString err = QString::fromLocal8Bit(run.readAllStandardError());

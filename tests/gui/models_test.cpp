@@ -29,8 +29,9 @@ constexpr auto kFatal = QAbstractItemModelTester::FailureReportingMode::Fatal;
 
 EventItem item(uint64_t seq, bool denied = false, const std::string& path = "/p/build/x.o") {
   static auto p = proc(1, 100, "rm");
-  return EventItem{0, 1, makeEvent(seq, Action::FileDelete, path, p, denied ? Decision::Deny : Decision::Allow, !denied,
-                               denied ? "protect" : ""),
+  return EventItem{0, 1,
+                   makeEvent(seq, Action::FileDelete, path, p, denied ? Decision::Deny : Decision::Allow, !denied,
+                             denied ? "protect" : ""),
                    std::nullopt};
 }
 
@@ -111,7 +112,6 @@ void ModelsTest::eventModelStaysBoundedWithoutGhostRows() {
   QCOMPARE(m.evicted(), uint64_t(0));
 }
 
-
 void ModelsTest::eventModelInsertsInBatches() {
   EventModel m;
   Tester t(&m, kFatal);
@@ -172,8 +172,7 @@ void ModelsTest::eventModelKeepsUpWithABurst() {
   clock.start();
   uint64_t seq = 0;
   for (int tick = 0; tick < 100; ++tick) {  // 100 batches of 40 ms
-    for (int i = 0; i < 200; ++i, ++seq)
-      m.enqueue(item(seq, seq % 7 == 0, seq % 3 ? "/p/build/x.o" : "/p/src/main.c"));
+    for (int i = 0; i < 200; ++i, ++seq) m.enqueue(item(seq, seq % 7 == 0, seq % 3 ? "/p/build/x.o" : "/p/src/main.c"));
     m.flush();
     view.scrollToBottom();
     QCoreApplication::processEvents();
@@ -200,7 +199,8 @@ void ModelsTest::eventFilterMatchesWhatUsersType() {
   auto rm = proc(1, 4001, "rm"), tar = proc(2, 4002, "tar"), py = proc(3, 4003, "python3"), mv = proc(4, 4004, "mv");
   std::vector<EventItem> items;
   items.push_back({0, 1, makeEvent(1, Action::FileDelete, "/p/build/x.o", rm), {}});
-  items.push_back({0, 1, makeEvent(2, Action::FileDelete, "/p/src/a.c", tar, Decision::Deny, false, "protect-src"), {}});
+  items.push_back(
+      {0, 1, makeEvent(2, Action::FileDelete, "/p/src/a.c", tar, Decision::Deny, false, "protect-src"), {}});
   items.push_back({0, 1, makeEvent(3, Action::FileWrite, "/p/notes.txt", py, Decision::Log, true, "log-writes"), {}});
   db::EventRow ren = makeEvent(4, Action::FileRename, "/p/src", mv, Decision::Ask, true, "ask-rename");
   ren.ev.target = "/tmp/src";
@@ -278,7 +278,8 @@ void ModelsTest::processTreeFromDatabaseAndLive() {
   QCOMPARE(m.rowCount(), 1);
   QModelIndex sh = m.index(0, 0);
   QCOMPARE(m.rowCount(sh), 2);
-  QCOMPARE(m.data(m.index(0, ProcessTreeModel::CommandColumn)).toString(), QStringLiteral("sh -c 'make && rm -rf build'"));
+  QCOMPARE(m.data(m.index(0, ProcessTreeModel::CommandColumn)).toString(),
+           QStringLiteral("sh -c 'make && rm -rf build'"));
   auto chain = m.chain(3);
   QCOMPARE(chain.size(), size_t(3));
   QCOMPARE(chain[0]->row.comm, std::string("cc"));
@@ -375,7 +376,8 @@ void ModelsTest::whoTouchedModelHasChains() {
   WhoTouchedModel m;
   Tester t(&m, kFatal);
   std::vector<Touch> touches(2);
-  touches[0].event = EventItem{10, 1, makeEvent(1, Action::FileDelete, "/p/keep/a", proc(4, 13, "rm"), Decision::Ask, false, "ask-keep"), {}};
+  touches[0].event = EventItem{
+      10, 1, makeEvent(1, Action::FileDelete, "/p/keep/a", proc(4, 13, "rm"), Decision::Ask, false, "ask-keep"), {}};
   touches[0].chain = {stored(4, 1, 13, "rm", {"rm", "keep/a"}), stored(1, 0, 10, "sh", {"sh", "-c", "rm keep/a"})};
   touches[1].event = EventItem{11, 2, makeEvent(2, Action::FileWrite, "/p/keep/a", proc(7, 20, "vim")), {}};
   m.setTouches(std::move(touches));

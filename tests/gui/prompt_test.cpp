@@ -104,8 +104,10 @@ void PromptTest::keysAnswer() {
     Qt::Key key;
     bool allow;
     proto::Scope scope;
-  } cases[] = {{Qt::Key_A, true, proto::Scope::Once},  {Qt::Key_D, false, proto::Scope::Once},
-               {Qt::Key_Escape, false, proto::Scope::Once}, {Qt::Key_T, true, proto::Scope::Tree},
+  } cases[] = {{Qt::Key_A, true, proto::Scope::Once},
+               {Qt::Key_D, false, proto::Scope::Once},
+               {Qt::Key_Escape, false, proto::Scope::Once},
+               {Qt::Key_T, true, proto::Scope::Tree},
                {Qt::Key_B, false, proto::Scope::Tree}};
   uint64_t id = 1;
   for (const auto& k : cases) {
@@ -210,15 +212,15 @@ void PromptTest::alwaysRuleIsExactYaml() {
   ctx.cwd = "/p";
   ctx.now = QDateTime(QDate(2026, 11, 29), QTime(21, 52, 33));
   QString rule = proposeRule(a, true, ctx);
-  QCOMPARE(rule, QStringLiteral(
-                     "  - id: gui-allow-file-delete-20261129-215233\n"
-                     "    # \"Always allow\" from the cottonbox prompt, 2026-11-29 21:52, session agent (#7)\n"
-                     "    # asked by rule ask-keep for: rm /p/keep/a.txt\n"
-                     "    action: file.delete\n"
-                     "    path: [\"/p/keep/a.txt\"]\n"
-                     "    process: [\"rm\"]\n"
-                     "    decision: allow\n"
-                     "    message: \"Allowed always from the cottonbox prompt on 2026-11-29\"\n"));
+  QCOMPARE(rule,
+           QStringLiteral("  - id: gui-allow-file-delete-20261129-215233\n"
+                          "    # \"Always allow\" from the cottonbox prompt, 2026-11-29 21:52, session agent (#7)\n"
+                          "    # asked by rule ask-keep for: rm /p/keep/a.txt\n"
+                          "    action: file.delete\n"
+                          "    path: [\"/p/keep/a.txt\"]\n"
+                          "    process: [\"rm\"]\n"
+                          "    decision: allow\n"
+                          "    message: \"Allowed always from the cottonbox prompt on 2026-11-29\"\n"));
   // Folded: the directory's tree.  Ids stay fresh.  Odd bytes stay exact.
   a.count = 240;
   a.row.ev.path = "/p/build [1]/x.o";
@@ -274,7 +276,9 @@ void PromptTest::alwaysWritesALoadableRule() {
   const QString other = m_dir->path() + QStringLiteral("/other.yaml");
   QFile f(other);
   QVERIFY(f.open(QIODevice::WriteOnly));
-  f.write("version: 1\nrules:\n- id: mine\n  action: file.write\n  path: [\"/p/x\"]\n  decision: deny\n\nlists:\n  tools: [git]\n");
+  f.write(
+      "version: 1\nrules:\n- id: mine\n  action: file.write\n  path: [\"/p/x\"]\n  decision: deny\n\nlists:\n  tools: "
+      "[git]\n");
   f.close();
   c.setRulesFile(other);
   c.enqueue(prompt(1, 3, "/p/keep/c.txt"));

@@ -31,8 +31,8 @@ using namespace cb::gui;
 namespace {
 
 // $COTTONBOX_BIN picks another build (say, one with the eBPF tracer).
-const QString kCottonbox = qEnvironmentVariableIsSet("COTTONBOX_BIN") ? qEnvironmentVariable("COTTONBOX_BIN")
-                                                                      : QStringLiteral(COTTONBOX_BIN);
+const QString kCottonbox =
+    qEnvironmentVariableIsSet("COTTONBOX_BIN") ? qEnvironmentVariable("COTTONBOX_BIN") : QStringLiteral(COTTONBOX_BIN);
 const QString kBase = QStringLiteral("/tmp/cottonbox-demo");
 
 bool waitUntil(const std::function<bool()>& done, int ms) {
@@ -126,11 +126,12 @@ int main(int argc, char** argv) {
   {
     QProcess dry;
     dry.setWorkingDirectory(proj);
-    dry.start(kCottonbox, {QStringLiteral("run"), QStringLiteral("--observe"), QStringLiteral("--ask"), QStringLiteral("deny"),
-                           QStringLiteral("--name"), QStringLiteral("dry run"), QStringLiteral("--policy"), policy,
-                           QStringLiteral("--db"), db, QStringLiteral("--"), QStringLiteral("sh"), QStringLiteral("-c"),
-                           QStringLiteral("cat README.md >/dev/null; truncate -s0 .git/description; rm -f data/fixture-040.json; "
-                                          "git checkout -q -- . ; git status --short >/dev/null")});
+    dry.start(kCottonbox,
+              {QStringLiteral("run"), QStringLiteral("--observe"), QStringLiteral("--ask"), QStringLiteral("deny"),
+               QStringLiteral("--name"), QStringLiteral("dry run"), QStringLiteral("--policy"), policy,
+               QStringLiteral("--db"), db, QStringLiteral("--"), QStringLiteral("sh"), QStringLiteral("-c"),
+               QStringLiteral("cat README.md >/dev/null; truncate -s0 .git/description; rm -f data/fixture-040.json; "
+                              "git checkout -q -- . ; git status --short >/dev/null")});
     if (!dry.waitForFinished(30000)) fail("the dry run did not finish");
     write(proj + QStringLiteral("/data/fixture-040.json"), "{\"id\": 1}\n");
     sh(proj, QStringLiteral("git checkout -q -- .git/description 2>/dev/null; printf 'webapp\\n' > .git/description"));
@@ -140,12 +141,13 @@ int main(int argc, char** argv) {
   // The session to watch.
   QProcess agent;
   agent.setWorkingDirectory(proj);
-  agent.start(kCottonbox, {QStringLiteral("run"), QStringLiteral("--ask"), QStringLiteral("gui"), QStringLiteral("--ask-timeout"),
-                           QStringLiteral("120"), QStringLiteral("--name"), QStringLiteral("refactor-agent"),
-                           QStringLiteral("--policy"), policy, QStringLiteral("--db"), db, QStringLiteral("--"),
-                           QStringLiteral("./agent.sh")});
+  agent.start(kCottonbox, {QStringLiteral("run"), QStringLiteral("--ask"), QStringLiteral("gui"),
+                           QStringLiteral("--ask-timeout"), QStringLiteral("120"), QStringLiteral("--name"),
+                           QStringLiteral("refactor-agent"), QStringLiteral("--policy"), policy, QStringLiteral("--db"),
+                           db, QStringLiteral("--"), QStringLiteral("./agent.sh")});
   if (!agent.waitForStarted()) fail("cottonbox did not start");
-  if (!waitUntil([&] { return prompts.hasCurrent() && prompts.waiting() >= 1 && prompts.current().ask.count >= 30; }, 30000))
+  if (!waitUntil([&] { return prompts.hasCurrent() && prompts.waiting() >= 1 && prompts.current().ask.count >= 30; },
+                 30000))
     fail("no folded prompt with another one waiting");
   settle(1500);  // the rest of the folded requests, the countdown moving
 
@@ -182,9 +184,12 @@ int main(int argc, char** argv) {
 
   // The fixtures stay; tar is stopped for the rest of the session.
   prompts.denyOnce();
-  if (!waitUntil([&] { return prompts.hasCurrent() && prompts.current().ask.row.ev.proc &&
-                              prompts.current().ask.row.ev.proc->comm == "tar"; },
-                 20000))
+  if (!waitUntil(
+          [&] {
+            return prompts.hasCurrent() && prompts.current().ask.row.ev.proc &&
+                   prompts.current().ask.row.ev.proc->comm == "tar";
+          },
+          20000))
     fail("no prompt from tar");
   prompts.denyTree();
   if (!waitUntil([&] { return agent.state() == QProcess::NotRunning; }, 60000)) fail("the agent did not finish");

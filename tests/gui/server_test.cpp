@@ -9,9 +9,9 @@
 
 #include <QDir>
 #include <QLocalServer>
-#include <csignal>
 #include <QSignalSpy>
 #include <QTest>
+#include <csignal>
 
 #include "gui/guiserver.h"
 #include "gui/promptcontroller.h"

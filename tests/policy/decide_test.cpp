@@ -27,8 +27,7 @@ Policy load(const std::string& text, bool guards = true) {
   return r.policy ? std::move(*r.policy) : Policy{};
 }
 
-std::shared_ptr<ProcessInfo> proc(std::string comm, std::string exe = "",
-                                  std::vector<std::string> ancestors = {}) {
+std::shared_ptr<ProcessInfo> proc(std::string comm, std::string exe = "", std::vector<std::string> ancestors = {}) {
   auto p = std::make_shared<ProcessInfo>();
   p->pid = 100;
   p->comm = std::move(comm);
@@ -77,18 +76,14 @@ rules:
   - {id: a, action: file.delete, process: '@archivers', decision: deny}
 )");
   EXPECT_EQ(decide(p, ev(Action::FileDelete, "/x", proc("tar"))).decision, Decision::Deny);
-  EXPECT_EQ(decide(p, ev(Action::FileDelete, "/x", proc("python3", "/usr/bin/zip"))).decision,
-            Decision::Deny);
+  EXPECT_EQ(decide(p, ev(Action::FileDelete, "/x", proc("python3", "/usr/bin/zip"))).decision, Decision::Deny);
   // comm is cut to 15 bytes; the executable's name is not.
-  EXPECT_EQ(decide(p, ev(Action::FileDelete, "/x",
-                         proc("git-remote-http", "/usr/lib/git-core/git-remote-https")))
-                .decision,
-            Decision::Deny);
-  EXPECT_EQ(decide(p, ev(Action::FileDelete, "/x", proc("rm", "/usr/bin/rm"))).decision,
-            Decision::Allow);
+  EXPECT_EQ(
+      decide(p, ev(Action::FileDelete, "/x", proc("git-remote-http", "/usr/lib/git-core/git-remote-https"))).decision,
+      Decision::Deny);
+  EXPECT_EQ(decide(p, ev(Action::FileDelete, "/x", proc("rm", "/usr/bin/rm"))).decision, Decision::Allow);
   EXPECT_EQ(decide(p, ev(Action::FileDelete, "/x", nullptr)).decision, Decision::Allow);
-  EXPECT_EQ(decide(p, ev(Action::FileDelete, "/x", proc("tarx", "/bin/tarx"))).decision,
-            Decision::Allow);
+  EXPECT_EQ(decide(p, ev(Action::FileDelete, "/x", proc("tarx", "/bin/tarx"))).decision, Decision::Allow);
 }
 
 TEST(Decide, WhenConditions) {
@@ -171,8 +166,7 @@ rules:
 
 TEST(Decide, GuardsDenyUnlessAUserRuleAllows) {
   Policy p = load("version: 1\n");
-  for (Action a : {Action::SysIoUring, Action::SysNamespace, Action::SysMount, Action::ProcTrace,
-                   Action::SysKernel}) {
+  for (Action a : {Action::SysIoUring, Action::SysNamespace, Action::SysMount, Action::ProcTrace, Action::SysKernel}) {
     Verdict v = decide(p, ev(a, "mnt,user"));
     EXPECT_EQ(v.decision, Decision::Deny) << action_name(a);
     EXPECT_TRUE(v.builtin);
@@ -193,10 +187,8 @@ rules:
   EXPECT_EQ(v.decision, Decision::Allow);
   EXPECT_EQ(v.rule_id, "uring-ok");
   EXPECT_FALSE(v.builtin);
-  EXPECT_EQ(decide(allowing, ev(Action::ProcTrace, "/bin/x", proc("gdb"))).decision,
-            Decision::Allow);
-  EXPECT_EQ(decide(allowing, ev(Action::ProcTrace, "/bin/x", proc("strace"))).decision,
-            Decision::Deny);
+  EXPECT_EQ(decide(allowing, ev(Action::ProcTrace, "/bin/x", proc("gdb"))).decision, Decision::Allow);
+  EXPECT_EQ(decide(allowing, ev(Action::ProcTrace, "/bin/x", proc("strace"))).decision, Decision::Deny);
 }
 
 TEST(Decide, SelfProtectionBeatsAUserAllow) {
@@ -205,16 +197,15 @@ default: deny
 rules:
   - {id: anything-goes, action: '*', decision: allow}
 )");
-  add_self_protection(p, SelfProtection{{"/var/lib/cb/audit.db", "/var/lib/cb/audit.db-wal",
-                                         "/etc/cb/policy[1].yaml"},
-                                        {"/run/cb"}});
+  add_self_protection(
+      p, SelfProtection{{"/var/lib/cb/audit.db", "/var/lib/cb/audit.db-wal", "/etc/cb/policy[1].yaml"}, {"/run/cb"}});
   ASSERT_GE(p.rules.size(), 3u);
   EXPECT_EQ(p.rules[0].id, "cottonbox:self-protect-files");
   EXPECT_EQ(p.rules[1].id, "cottonbox:self-protect-control");
   EXPECT_TRUE(p.rules[0].builtin);
 
-  for (Action a : {Action::FileWrite, Action::FileDelete, Action::FileRename, Action::FileTruncate,
-                   Action::FileAttr, Action::FileLink, Action::FileCreate}) {
+  for (Action a : {Action::FileWrite, Action::FileDelete, Action::FileRename, Action::FileTruncate, Action::FileAttr,
+                   Action::FileLink, Action::FileCreate}) {
     Verdict v = decide(p, ev(a, "/var/lib/cb/audit.db"));
     EXPECT_EQ(v.decision, Decision::Deny) << action_name(a);
     EXPECT_EQ(v.rule_id, "cottonbox:self-protect-files");
@@ -280,11 +271,39 @@ rules:
   Policy plain = p;
   for (auto& r : plain.rules) r.anchor.clear();
 
-  const std::vector<std::string> paths = {
-      "", "/", "/a", "/a/", "/a/b", "/a/b/x", "/a/b/x/1", "/a/c/x/2", "/a/b/y", "/a/bx/y", "/ab",
-      "/a/b/x/tmp/t", "/d", "/d/1", "/e/2", "/de", "/run/s/x", "unix:/run/s/x", "unix:/run/cb/c",
-      "/run/cb/c", "rel/x", "/rel/x", "/srv/1/keep/k", "/srv/1", "/srv", "/f/{x}/1", "/f/x/1", "/f",
-      "/var/lib/cb/audit.db", "/var/lib/cb", "/var/lib/cb/", "/var", "/tmp/x"};
+  const std::vector<std::string> paths = {"",
+                                          "/",
+                                          "/a",
+                                          "/a/",
+                                          "/a/b",
+                                          "/a/b/x",
+                                          "/a/b/x/1",
+                                          "/a/c/x/2",
+                                          "/a/b/y",
+                                          "/a/bx/y",
+                                          "/ab",
+                                          "/a/b/x/tmp/t",
+                                          "/d",
+                                          "/d/1",
+                                          "/e/2",
+                                          "/de",
+                                          "/run/s/x",
+                                          "unix:/run/s/x",
+                                          "unix:/run/cb/c",
+                                          "/run/cb/c",
+                                          "rel/x",
+                                          "/rel/x",
+                                          "/srv/1/keep/k",
+                                          "/srv/1",
+                                          "/srv",
+                                          "/f/{x}/1",
+                                          "/f/x/1",
+                                          "/f",
+                                          "/var/lib/cb/audit.db",
+                                          "/var/lib/cb",
+                                          "/var/lib/cb/",
+                                          "/var",
+                                          "/tmp/x"};
   size_t compared = 0, decided = 0;
   for (int i = 0; i < static_cast<int>(Action::Count); ++i)
     for (const auto& path : paths)
@@ -330,9 +349,8 @@ TEST(StaticDenials, HoudiniYieldsExactlyOneRoot) {
   auto d = static_denials(p);
   ASSERT_EQ(d.size(), 1u);
   EXPECT_EQ(d[0].root, "/srv/fixture");
-  EXPECT_EQ(d[0].actions, bit(Action::FileDelete) | bit(Action::FileRename) |
-                              bit(Action::FileTruncate) | bit(Action::FileWrite) |
-                              bit(Action::FileAttr));
+  EXPECT_EQ(d[0].actions, bit(Action::FileDelete) | bit(Action::FileRename) | bit(Action::FileTruncate) |
+                              bit(Action::FileWrite) | bit(Action::FileAttr));
   EXPECT_EQ(d[0].rule_id, "houdini-protect");
   EXPECT_EQ(d[0].message, "houdini: the fixture under /srv/fixture must survive");
 
@@ -343,9 +361,8 @@ TEST(StaticDenials, HoudiniYieldsExactlyOneRoot) {
   EXPECT_EQ(d[0].root, "/run/cb");
   EXPECT_EQ(d[0].rule_id, "cottonbox:self-protect-control");
   EXPECT_EQ(d[1].root, "/srv/fixture");
-  EXPECT_EQ(d[1].actions, bit(Action::FileDelete) | bit(Action::FileRename) |
-                              bit(Action::FileTruncate) | bit(Action::FileWrite) |
-                              bit(Action::FileAttr));
+  EXPECT_EQ(d[1].actions, bit(Action::FileDelete) | bit(Action::FileRename) | bit(Action::FileTruncate) |
+                              bit(Action::FileWrite) | bit(Action::FileAttr));
 }
 
 TEST(StaticDenials, EarlierRuleUnderTheTreeRemovesItsActions) {
@@ -368,18 +385,13 @@ TEST(StaticDenials, EarlierRulesThatCouldMatchBelow) {
   // No paths, a leading wildcard, an ancestor base: any of them might match below.
   EXPECT_TRUE(roots("  - {id: e, action: file.delete, decision: log}\n").empty());
   EXPECT_TRUE(roots("  - {id: e, action: file.delete, path: '**/*.o', decision: allow}\n").empty());
-  EXPECT_TRUE(
-      roots("  - {id: e, action: file.delete, path: '/srv/*/x', decision: allow}\n").empty());
+  EXPECT_TRUE(roots("  - {id: e, action: file.delete, path: '/srv/*/x', decision: allow}\n").empty());
   EXPECT_TRUE(roots("  - {id: e, action: file.delete, path: /srv/f, decision: allow}\n").empty());
   // Even a conditional deny: the supervisor decides it.
-  EXPECT_TRUE(
-      roots("  - {id: e, action: file.delete, path: /srv/f/a, process: rm, decision: deny}\n")
-          .empty());
+  EXPECT_TRUE(roots("  - {id: e, action: file.delete, path: /srv/f/a, process: rm, decision: deny}\n").empty());
   // Unrelated paths or actions leave the tree alone.
-  EXPECT_EQ(roots("  - {id: e, action: file.delete, path: /srv/g/**, decision: allow}\n").size(),
-            1u);
-  EXPECT_EQ(roots("  - {id: e, action: file.write, path: /srv/f/**, decision: allow}\n").size(),
-            1u);
+  EXPECT_EQ(roots("  - {id: e, action: file.delete, path: /srv/g/**, decision: allow}\n").size(), 1u);
+  EXPECT_EQ(roots("  - {id: e, action: file.write, path: /srv/f/**, decision: allow}\n").size(), 1u);
   EXPECT_EQ(roots("  - {id: e, action: [file.delete, net.connect], path: 'unix:/srv/f/**', "
                   "decision: allow}\n")
                 .size(),

@@ -45,8 +45,8 @@ class DefaultRules : public ::testing::Test {
   }
   static std::shared_ptr<ProcessInfo> python() { return proc("python3", "/usr/bin/python3.11"); }
 
-  static Verdict judge(Action a, const std::string& path, std::shared_ptr<ProcessInfo> p,
-                       uint32_t deletes = 1, bool is_dir = false) {
+  static Verdict judge(Action a, const std::string& path, std::shared_ptr<ProcessInfo> p, uint32_t deletes = 1,
+                       bool is_dir = false) {
     Event e;
     e.action = a;
     e.path = path;
@@ -70,12 +70,10 @@ TEST_F(DefaultRules, RequiredDecisions) {
   EXPECT_DECISION(judge(Action::FileDelete, kHome + "/.ssh/id_ed25519", rm()), Decision::Deny);
   EXPECT_DECISION(judge(Action::FileWrite, kCwd + "/.git/HEAD", python()), Decision::Deny);
   EXPECT_DECISION(judge(Action::FileWrite, kCwd + "/.git/index", git()), Decision::Allow);
-  EXPECT_DECISION(judge(Action::FileCreate, kCwd + "/build/x.o",
-                        proc("cc", "/usr/bin/x86_64-linux-gnu-gcc-12")),
+  EXPECT_DECISION(judge(Action::FileCreate, kCwd + "/build/x.o", proc("cc", "/usr/bin/x86_64-linux-gnu-gcc-12")),
                   Decision::Allow);
-  EXPECT_DECISION(
-      judge(Action::FileWrite, kCwd + "/build/x.o", proc("cc", "/usr/bin/x86_64-linux-gnu-gcc-12")),
-      Decision::Allow);
+  EXPECT_DECISION(judge(Action::FileWrite, kCwd + "/build/x.o", proc("cc", "/usr/bin/x86_64-linux-gnu-gcc-12")),
+                  Decision::Allow);
   EXPECT_DECISION(judge(Action::FileDelete, kCwd + "/src/a.c", rm(), 3), Decision::Allow);
   EXPECT_DECISION(judge(Action::FileDelete, kCwd + "/src/a.c", rm(), 500), Decision::Ask);
   EXPECT_DECISION(judge(Action::FileDelete, kHome + "/.cache/pip/x", rm()), Decision::Allow);
@@ -106,8 +104,7 @@ TEST_F(DefaultRules, NormalWorkflowIsSilent) {
       {Action::FileDelete, kCwd + "/.git/objects/ab/cdef", git({"git", "gc"}), 5000},
       {Action::FileDelete, kCwd + "/src/old.c", git({"git", "checkout", "other"}), 800},
       {Action::FileDelete, kCwd + "/src/old.c", git({"git", "rebase", "main"}), 800},
-      {Action::FileWrite, kCwd + "/.git/COMMIT_EDITMSG",
-       proc("vim", "/usr/bin/vim.basic", {"git", "bash"})},
+      {Action::FileWrite, kCwd + "/.git/COMMIT_EDITMSG", proc("vim", "/usr/bin/vim.basic", {"git", "bash"})},
       {Action::FileWrite, kCwd + "/.git/hooks/pre-commit.log", hook},
       {Action::FileCreate, kCwd + "/.git/objects/pack/pack-1.pack", remote},
       {Action::FileRename, kCwd + "/.git/objects/pack/tmp_pack_x", remote},
@@ -117,8 +114,7 @@ TEST_F(DefaultRules, NormalWorkflowIsSilent) {
       {Action::FileDelete, "/tmp/scratch-clone/.git/objects/pack/p.pack", rm(), 50},
       {Action::FileDelete, kHome + "/.cargo/git/checkouts/x-1/abc/.git/index", cargo},
       // build and test
-      {Action::FileCreate, kCwd + "/build/CMakeFiles/x.dir/a.o",
-       proc("cc1plus", "/usr/lib/gcc/cc1plus")},
+      {Action::FileCreate, kCwd + "/build/CMakeFiles/x.dir/a.o", proc("cc1plus", "/usr/lib/gcc/cc1plus")},
       {Action::FileTruncate, kCwd + "/build/app", proc("ld", "/usr/bin/ld.bfd")},
       {Action::FileAttr, kCwd + "/build/app", proc("ld", "/usr/bin/ld.bfd")},
       {Action::FileRename, kCwd + "/build/.ninja_log.tmp", proc("ninja", "/usr/bin/ninja")},
@@ -126,8 +122,7 @@ TEST_F(DefaultRules, NormalWorkflowIsSilent) {
       {Action::FileDelete, kCwd + "/build", rm(), 5001, true},
       {Action::FileDelete, kCwd + "/src/a.o", rm(), 300},
       {Action::FileDelete, kCwd + "/target/debug/deps/libx.rlib", cargo, 3000},
-      {Action::FileDelete, kCwd + "/node_modules/lodash/index.js", proc("npm", "/usr/bin/node"),
-       9000},
+      {Action::FileDelete, kCwd + "/node_modules/lodash/index.js", proc("npm", "/usr/bin/node"), 9000},
       {Action::FileDelete, kCwd + "/web/dist/main.js", proc("node", "/usr/bin/node"), 900},
       {Action::FileDelete, kCwd + "/pkg/__pycache__/m.cpython-311.pyc", python(), 400},
       {Action::FileDelete, kCwd + "/.pytest_cache/v/cache/nodeids", python(), 400},
@@ -156,20 +151,17 @@ TEST_F(DefaultRules, NormalWorkflowIsSilent) {
       {Action::FileRename, kHome + "/.cargo/registry/cache/x.crate", cargo},
       {Action::FileDelete, kHome + "/.cargo/.global-cache-journal", cargo},
       {Action::FileDelete, kHome + "/.rustup/tmp/x", proc("rustup", "/home/u/.cargo/bin/rustup")},
-      {Action::FileRename, kHome + "/go/pkg/mod/cache/download/x.tmp",
-       proc("go", "/usr/lib/go/bin/go")},
+      {Action::FileRename, kHome + "/go/pkg/mod/cache/download/x.tmp", proc("go", "/usr/lib/go/bin/go")},
       {Action::FileWrite, kHome + "/.gnupg/random_seed", proc("gpg", "/usr/bin/gpg", {"git"})},
       {Action::FileCreate, kHome + "/.bash_history", proc("bash", "/usr/bin/bash")},
-      {Action::FileWrite, kHome + "/.kube/cache/discovery/x.json",
-       proc("kubectl", "/usr/bin/kubectl")},
+      {Action::FileWrite, kHome + "/.kube/cache/discovery/x.json", proc("kubectl", "/usr/bin/kubectl")},
       {Action::FileRead, kHome + "/.ssh/id_ed25519", proc("ssh", "/usr/bin/ssh", {"git"})},
       {Action::FileRead, kHome + "/.bashrc", proc("bash", "/usr/bin/bash")},
   };
   for (const auto& c : cases) {
     Verdict v = judge(c.action, c.path, c.proc, c.deletes, c.is_dir);
-    EXPECT_EQ(v.decision, Decision::Allow)
-        << action_name(c.action) << " " << c.path << " by " << c.proc->comm << ": "
-        << decision_name(v.decision) << " by " << v.rule_id;
+    EXPECT_EQ(v.decision, Decision::Allow) << action_name(c.action) << " " << c.path << " by " << c.proc->comm << ": "
+                                           << decision_name(v.decision) << " by " << v.rule_id;
   }
 }
 
@@ -183,28 +175,21 @@ TEST_F(DefaultRules, WhatCannotBeGotBackIsDenied) {
   };
   std::vector<Case> cases = {
       // credentials and shell configuration, whoever writes
-      {Action::FileCreate, kHome + "/.ssh/authorized_keys", proc("sh", "/bin/sh"),
-       "home-credentials"},
-      {Action::FileAttr, kHome + "/.ssh/id_ed25519", proc("chmod", "/bin/chmod"),
-       "home-credentials"},
+      {Action::FileCreate, kHome + "/.ssh/authorized_keys", proc("sh", "/bin/sh"), "home-credentials"},
+      {Action::FileAttr, kHome + "/.ssh/id_ed25519", proc("chmod", "/bin/chmod"), "home-credentials"},
       {Action::FileRename, kHome + "/.ssh", proc("mv", "/bin/mv"), "home-credentials", true},
       {Action::FileWrite, kHome + "/.aws/credentials", python(), "home-credentials"},
-      {Action::FileWrite, kHome + "/.gnupg/pubring.kbx", proc("gpg", "/usr/bin/gpg"),
-       "home-credentials"},
-      {Action::FileWrite, kHome + "/.docker/config.json", proc("docker", "/usr/bin/docker"),
-       "home-credentials"},
+      {Action::FileWrite, kHome + "/.gnupg/pubring.kbx", proc("gpg", "/usr/bin/gpg"), "home-credentials"},
+      {Action::FileWrite, kHome + "/.docker/config.json", proc("docker", "/usr/bin/docker"), "home-credentials"},
       {Action::FileWrite, kHome + "/.netrc", python(), "home-credentials"},
-      {Action::FileWrite, kHome + "/.git-credentials", proc("git", "/usr/bin/git"),
-       "home-credentials"},
+      {Action::FileWrite, kHome + "/.git-credentials", proc("git", "/usr/bin/git"), "home-credentials"},
       {Action::FileTruncate, kHome + "/.npmrc", proc("npm", "/usr/bin/node"), "home-credentials"},
-      {Action::FileWrite, kHome + "/.kube/config", proc("kubectl", "/usr/bin/kubectl"),
-       "home-credentials"},
+      {Action::FileWrite, kHome + "/.kube/config", proc("kubectl", "/usr/bin/kubectl"), "home-credentials"},
       {Action::FileWrite, kHome + "/.config/gcloud/credentials.db", python(), "home-credentials"},
       {Action::FileWrite, kHome + "/.bashrc", proc("bash", "/usr/bin/bash"), "home-shell-config"},
       {Action::FileRename, kHome + "/.zshrc", proc("sed", "/usr/bin/sed"), "home-shell-config"},
       {Action::FileWrite, kHome + "/.profile", python(), "home-shell-config"},
-      {Action::FileWrite, kHome + "/.gitconfig", git({"git", "config", "--global"}),
-       "home-shell-config"},
+      {Action::FileWrite, kHome + "/.gitconfig", git({"git", "config", "--global"}), "home-shell-config"},
       {Action::FileCreate, kHome + "/.config/git/config", git(), "home-shell-config"},
       // git internals by anything but git
       {Action::FileWrite, kCwd + "/.git/HEAD", python(), "git-internals"},
@@ -212,15 +197,13 @@ TEST_F(DefaultRules, WhatCannotBeGotBackIsDenied) {
       {Action::FileTruncate, kCwd + "/.git/index", proc("sh", "/bin/sh"), "git-internals"},
       {Action::FileRename, kCwd + "/.git", proc("mv", "/bin/mv"), "git-internals", true},
       {Action::FileRename, kCwd, proc("mv", "/bin/mv"), "git-internals", true},
-      {Action::FileDelete, kCwd + "/vendor/lib/.git/refs/heads/main", rm(),
-       "git-internals-elsewhere"},
+      {Action::FileDelete, kCwd + "/vendor/lib/.git/refs/heads/main", rm(), "git-internals-elsewhere"},
       {Action::FileWrite, kHome + "/other/.git/config", python(), "git-internals-elsewhere"},
       {Action::FileCreate, kCwd + "/.git/hooks/pre-commit", python(), "git-hooks"},
       {Action::FileCreate, "/srv/repo/.git/hooks/post-checkout", python(), "git-hooks"},
       // deleting or moving away files in $HOME
       {Action::FileDelete, kHome + "/notes.txt", rm(), "home-keep-files"},
-      {Action::FileRename, kHome + "/Documents/thesis.tex", proc("mv", "/bin/mv"),
-       "home-keep-files"},
+      {Action::FileRename, kHome + "/Documents/thesis.tex", proc("mv", "/bin/mv"), "home-keep-files"},
       {Action::FileDelete, kHome + "/.local/share/Trash/files/x", rm(), "home-keep-files"},
       {Action::FileRename, kHome, proc("mv", "/bin/mv"), "home-credentials", true},
       {Action::FileRename, "/home", proc("mv", "/bin/mv"), "home-credentials", true},
@@ -234,9 +217,8 @@ TEST_F(DefaultRules, WhatCannotBeGotBackIsDenied) {
   };
   for (const auto& c : cases) {
     Verdict v = judge(c.action, c.path, c.proc, 1, c.is_dir);
-    EXPECT_EQ(v.decision, Decision::Deny)
-        << action_name(c.action) << " " << c.path << " by " << c.proc->comm << ": "
-        << decision_name(v.decision) << " by " << v.rule_id;
+    EXPECT_EQ(v.decision, Decision::Deny) << action_name(c.action) << " " << c.path << " by " << c.proc->comm << ": "
+                                          << decision_name(v.decision) << " by " << v.rule_id;
     EXPECT_EQ(v.rule_id, c.rule) << action_name(c.action) << " " << c.path;
     EXPECT_FALSE(v.message.empty()) << v.rule_id;
   }
@@ -248,9 +230,8 @@ TEST_F(DefaultRules, AsksBeforeMassDeletionOfWork) {
   EXPECT_DECISION(judge(Action::FileDelete, kCwd + "/docs/build.md", rm(), 500), Decision::Ask);
   EXPECT_DECISION(judge(Action::FileDelete, kCwd + "/src", rm(), 500, true), Decision::Ask);
   // `git clean` removes untracked files: no other copy.
-  EXPECT_DECISION(
-      judge(Action::FileDelete, kCwd + "/notes/draft.md", git({"git", "clean", "-fdx"}), 300),
-      Decision::Ask);
+  EXPECT_DECISION(judge(Action::FileDelete, kCwd + "/notes/draft.md", git({"git", "clean", "-fdx"}), 300),
+                  Decision::Ask);
   Verdict v = judge(Action::FileDelete, kCwd + "/src/a.c", python(), 1000);
   EXPECT_EQ(v.rule_id, "mass-delete");
   EXPECT_FALSE(v.message.empty());
@@ -258,8 +239,8 @@ TEST_F(DefaultRules, AsksBeforeMassDeletionOfWork) {
 
 TEST_F(DefaultRules, OnlyMutationsAndTheGuardReachTheSupervisor) {
   ActionMask need = actions_needing_decision(*policy_);
-  EXPECT_EQ(need, kFileMutate | bit(Action::SysIoUring) | bit(Action::SysNamespace) |
-                      bit(Action::SysMount) | bit(Action::ProcTrace) | bit(Action::SysKernel));
+  EXPECT_EQ(need, kFileMutate | bit(Action::SysIoUring) | bit(Action::SysNamespace) | bit(Action::SysMount) |
+                      bit(Action::ProcTrace) | bit(Action::SysKernel));
   EXPECT_FALSE(need & bit(Action::FileRead));
   EXPECT_FALSE(need & bit(Action::ProcExec));
   EXPECT_EQ(actions_logged(*policy_), 0u);
@@ -318,17 +299,43 @@ TEST_F(DefaultRules, AnchorsChangeNoVerdict) {
       EXPECT_EQ(r.anchor, kHome) << r.id;
     }
   }
-  const std::vector<std::string> paths = {
-      "/", "/home", kHome, kHome + "/.ssh", kHome + "/.ssh/id_rsa", kHome + "/.sshx",
-      kHome + "/.gnupg/random_seed", kHome + "/.gnupg/S.agent", kHome + "/.cargo/.package-cache",
-      kHome + "/.cargo", kHome + "/.cache/pip/x", kHome + "/.config", kHome + "/.config/gh/hosts.yml",
-      kHome + "/.bashrc", kHome + "/notes.txt", kHome + "x/.ssh/id_rsa", kCwd, kCwd + "/.git",
-      kCwd + "/.git/index", kCwd + "/.git/hooks/pre-commit", kCwd + "/.git/hooks/x.sample",
-      kCwd + "/src/a.c", kCwd + "/build/a.o", kCwd + "/a.o", "/tmp/r/.git/HEAD", "/srv/r/.git/config",
-      "/srv/r/.git/hooks/post-merge", "/etc/passwd", "/tmp/x", "unix:/run/x.sock", "relative/x",
-      "/home/", kHome + "/", kHome + "/.ssh/", kCwd + "/", ""};
-  std::vector<std::shared_ptr<ProcessInfo>> procs = {rm(), git(), git({"git", "clean", "-fdx"}),
-                                                     python()};
+  const std::vector<std::string> paths = {"/",
+                                          "/home",
+                                          kHome,
+                                          kHome + "/.ssh",
+                                          kHome + "/.ssh/id_rsa",
+                                          kHome + "/.sshx",
+                                          kHome + "/.gnupg/random_seed",
+                                          kHome + "/.gnupg/S.agent",
+                                          kHome + "/.cargo/.package-cache",
+                                          kHome + "/.cargo",
+                                          kHome + "/.cache/pip/x",
+                                          kHome + "/.config",
+                                          kHome + "/.config/gh/hosts.yml",
+                                          kHome + "/.bashrc",
+                                          kHome + "/notes.txt",
+                                          kHome + "x/.ssh/id_rsa",
+                                          kCwd,
+                                          kCwd + "/.git",
+                                          kCwd + "/.git/index",
+                                          kCwd + "/.git/hooks/pre-commit",
+                                          kCwd + "/.git/hooks/x.sample",
+                                          kCwd + "/src/a.c",
+                                          kCwd + "/build/a.o",
+                                          kCwd + "/a.o",
+                                          "/tmp/r/.git/HEAD",
+                                          "/srv/r/.git/config",
+                                          "/srv/r/.git/hooks/post-merge",
+                                          "/etc/passwd",
+                                          "/tmp/x",
+                                          "unix:/run/x.sock",
+                                          "relative/x",
+                                          "/home/",
+                                          kHome + "/",
+                                          kHome + "/.ssh/",
+                                          kCwd + "/",
+                                          ""};
+  std::vector<std::shared_ptr<ProcessInfo>> procs = {rm(), git(), git({"git", "clean", "-fdx"}), python()};
   size_t compared = 0, denied = 0;
   for (int i = 0; i < static_cast<int>(Action::Count); ++i)
     for (const auto& path : paths)

@@ -30,8 +30,7 @@ void accept(const std::string& text) {
   for (std::string_view ws : {" ", "\n", "\t", " \t\n ", "\r\n"}) {
     std::string t = replace_spaces(text, ws);
     auto r = parse_expr(t, kLists);
-    EXPECT_TRUE(r.expr) << "rejected: [" << t << "] at " << r.error.offset << ": "
-                        << r.error.message;
+    EXPECT_TRUE(r.expr) << "rejected: [" << t << "] at " << r.error.offset << ": " << r.error.message;
   }
   auto padded = parse_expr("\n\t " + text + " \n", kLists);
   EXPECT_TRUE(padded.expr) << "rejected with padding: " << text;
@@ -60,8 +59,7 @@ std::shared_ptr<ProcessInfo> proc(std::string comm, std::string exe = "") {
   return p;
 }
 
-bool eval(const std::string& text, const Event& ev,
-          const std::map<std::string, std::string>& vars = {}) {
+bool eval(const std::string& text, const Event& ev, const std::map<std::string, std::string>& vars = {}) {
   auto r = parse_expr(text, kLists, vars);
   EXPECT_TRUE(r.expr) << text << ": " << r.error.message << " at " << r.error.offset;
   return r.expr && eval_expr(*r.expr, ev);
@@ -94,8 +92,7 @@ TEST(ExprParse, RejectsWithMessages) {
   reject_msg("", 0, "empty expression");
   reject_msg("   ", 0, "empty expression");
   reject_msg("(path == \"a\"", 12, "expected ')' to close '(' at offset 0");
-  reject_msg("not (path == \"a\" and", 20,
-             "unexpected end of expression; expected a field, a string or a number");
+  reject_msg("not (path == \"a\" and", 20, "unexpected end of expression; expected a field, a string or a number");
   reject_msg("proc.nam == \"x\"", 0, "unknown field 'proc.nam'; did you mean 'proc.name'?");
   reject_msg("frobnicate == 1", 0, "unknown field 'frobnicate'");
   reject_msg("path == \"abc", 8, "unterminated string");
@@ -117,43 +114,33 @@ TEST(ExprParse, RejectsWithMessages) {
              "expected an operator (==, !=, <, <=, >, >=, in, startswith, endswith, contains, "
              "matches), found 'matchs'; did you mean 'matches'?");
   reject_msg("path", 0, "'path' is a string, not a condition; compare it with a value");
-  reject_msg("proc.deletes and is_dir", 0,
-             "'proc.deletes' is a number, not a condition; compare it with a value");
+  reject_msg("proc.deletes and is_dir", 0, "'proc.deletes' is a number, not a condition; compare it with a value");
   reject_msg("\"x\"", 0, "a string alone is not a condition");
   reject_msg("is_dir == 1", 0, "'is_dir' is a boolean; use it alone or with 'not'");
-  reject_msg("path == \"a\" path", 12,
-             "expected 'and', 'or' or the end of the expression, found 'path'");
+  reject_msg("path == \"a\" path", 12, "expected 'and', 'or' or the end of the expression, found 'path'");
   reject_msg("path == \"a\")", 11, "unexpected ')' without a matching '('");
   reject_msg("path == and", 8, "expected a field, a string or a number, found 'and'");
   reject_msg("and", 0, "expected a field, a string or a number, found 'and'");
   reject_msg("path == )", 8, "expected a field, a string or a number, found ')'");
-  reject_msg("path == \"\\q\"", 9,
-             "unknown escape '\\q' in string (use \\\" \\' \\\\ \\n \\t \\$ or \\xHH)");
+  reject_msg("path == \"\\q\"", 9, "unknown escape '\\q' in string (use \\\" \\' \\\\ \\n \\t \\$ or \\xHH)");
   reject_msg("path == \"\\x4\"", 9, "'\\x' needs two hex digits");
   reject_msg("uid == 99999999999999999999", 7, "number too large: 99999999999999999999");
   reject_msg("uid == 12ab", 7, "a number cannot be followed by 'a'");
   reject_msg("proc.name in ()", 14, "empty list after 'in'");
-  reject_msg("proc.name in (\"a\" \"b\")", 18,
-             "expected ',' or ')' in the list opened at offset 13, found a string");
+  reject_msg("proc.name in (\"a\" \"b\")", 18, "expected ',' or ')' in the list opened at offset 13, found a string");
   reject_msg("proc.name in path", 13,
              "'path' (a string) is not a list; after 'in' write (a, b), @list, proc.argv or "
              "proc.ancestors");
-  reject_msg("proc.name in", 12,
-             "expected '(', '@list' or a list field after 'in', found the end of the expression");
-  reject_msg("proc.argv in (\"a\")", 0,
-             "'proc.argv' (a list) cannot be tested with 'in'; use 'contains'");
+  reject_msg("proc.name in", 12, "expected '(', '@list' or a list field after 'in', found the end of the expression");
+  reject_msg("proc.argv in (\"a\")", 0, "'proc.argv' (a list) cannot be tested with 'in'; use 'contains'");
   reject_msg("uid in @archivers", 7, "list '@archivers' has 'tar', which is not a number");
   reject_msg("uid in (\"a\")", 8, "cannot compare 'uid' (a number) with a string");
   reject_msg("path startswith 1", 16, "'startswith' needs a string on the right, not a number");
-  reject_msg("proc.argv endswith \"x\"", 0,
-             "'endswith' needs a string on the left, not 'proc.argv' (a list)");
-  reject_msg("uid contains \"1\"", 0,
-             "'contains' needs a string or a list on the left, not 'uid' (a number)");
+  reject_msg("proc.argv endswith \"x\"", 0, "'endswith' needs a string on the left, not 'proc.argv' (a list)");
+  reject_msg("uid contains \"1\"", 0, "'contains' needs a string or a list on the left, not 'uid' (a number)");
   reject_msg("path matches \"/a/[b\"", 17, "bad pattern for 'matches': unclosed '[' at offset 3");
-  reject_msg("action == \"file.delet\"", 10,
-             "unknown action 'file.delet'; did you mean 'file.delete'?");
-  reject_msg("action in (\"file.read\", \"proc.exex\")", 24,
-             "unknown action 'proc.exex'; did you mean 'proc.exec'?");
+  reject_msg("action == \"file.delet\"", 10, "unknown action 'file.delet'; did you mean 'file.delete'?");
+  reject_msg("action in (\"file.read\", \"proc.exex\")", 24, "unknown action 'proc.exex'; did you mean 'proc.exec'?");
   reject_msg("path == \"a\" # comment", 12, "unexpected character '#'");
   reject_msg("path == @x", 8, "expected a field, a string or a number, found '@x'");
   reject_msg("proc.name in @", 13, "expected a list name after '@'");

@@ -18,9 +18,7 @@ Glob compile_ok(std::string_view pattern) {
   return g.ok() ? std::move(g.value()) : Glob();
 }
 
-bool matches(std::string_view pattern, std::string_view path) {
-  return compile_ok(pattern).match(path);
-}
+bool matches(std::string_view pattern, std::string_view path) { return compile_ok(pattern).match(path); }
 
 TEST(Glob, StarStaysWithinAComponent) {
   EXPECT_TRUE(matches("/src/*.c", "/src/a.c"));
@@ -194,9 +192,7 @@ TEST(Glob, NoExponentialBacktracking) {
   EXPECT_FALSE(matches("**/**/**/**/**/**/**/**/x", path));
   EXPECT_FALSE(matches("/*a*a*a*a*a*a*a*a*a*a*b", "/" + text));
   EXPECT_TRUE(matches("/*a*a*a*a*a*a*a*a*a*a", "/" + text));
-  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
-                                                                  start)
-                .count();
+  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start).count();
   EXPECT_LT(ms, 500);
 }
 
@@ -225,16 +221,14 @@ bool ref_segment(std::string_view p, std::string_view c) {
   return p[0] == c[0] && ref_segment(p.substr(1), c.substr(1));
 }
 
-bool ref_match(const std::vector<std::string>& segs, size_t i,
-               const std::vector<std::string_view>& comps, size_t j) {
+bool ref_match(const std::vector<std::string>& segs, size_t i, const std::vector<std::string_view>& comps, size_t j) {
   if (i == segs.size()) return j == comps.size();
   if (segs[i] == "**") {
     for (size_t k = j; k <= comps.size(); ++k)
       if (ref_match(segs, i + 1, comps, k)) return true;
     return false;
   }
-  return j < comps.size() && ref_segment(segs[i], comps[j]) &&
-         ref_match(segs, i + 1, comps, j + 1);
+  return j < comps.size() && ref_segment(segs[i], comps[j]) && ref_match(segs, i + 1, comps, j + 1);
 }
 
 std::vector<std::string_view> split(std::string_view s) {
@@ -248,10 +242,9 @@ std::vector<std::string_view> split(std::string_view s) {
 }
 
 TEST(Glob, AgreesWithAPlainMatcherOnGeneratedPatternsAndPaths) {
-  const char* pieces[] = {"**", "*", "a", "b", "ab", ".git", "*.o", "a*", "*b", "a?",
-                          "[ab]", "[!a]x", "\\*", "build", "x.o", "a*b*", ""};
-  const char* names[] = {"", "a", "b", "ab", ".git", "build", "x.o", "o", "ba", "*",
-                         "bx", "aab", "a.o"};
+  const char* pieces[] = {"**", "*",    "a",     "b",   "ab",    ".git", "*.o",  "a*", "*b",
+                          "a?", "[ab]", "[!a]x", "\\*", "build", "x.o",  "a*b*", ""};
+  const char* names[] = {"", "a", "b", "ab", ".git", "build", "x.o", "o", "ba", "*", "bx", "aab", "a.o"};
   uint64_t seed = 12345;
   auto next = [&seed](uint64_t n) {
     seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
@@ -291,8 +284,7 @@ TEST(Glob, AgreesWithAPlainMatcherOnGeneratedPatternsAndPaths) {
       const std::string& base = g.value().literal_base();
       if (want && !base.empty()) {
         // "/**" matches "" too ("a/**" matches "a"); anchors are never "/".
-        bool below = base == "/" ? path.empty() || path.starts_with("/")
-                                 : path == base || path.starts_with(base + "/");
+        bool below = base == "/" ? path.empty() || path.starts_with("/") : path == base || path.starts_with(base + "/");
         ASSERT_TRUE(below) << "pattern " << pattern << " base " << base << " path " << path;
       }
       ++checked;

@@ -65,8 +65,8 @@ rules:
   ASSERT_EQ(p.rules.size(), 7u);  // the rule, the user-namespace allowance and five guards
   const Rule& r = p.rules[0];
   EXPECT_EQ(r.id, "protect-src");
-  EXPECT_EQ(r.actions, bit(Action::FileDelete) | bit(Action::FileRename) |
-                           bit(Action::FileTruncate) | bit(Action::FileWrite));
+  EXPECT_EQ(r.actions,
+            bit(Action::FileDelete) | bit(Action::FileRename) | bit(Action::FileTruncate) | bit(Action::FileWrite));
   ASSERT_EQ(r.paths.size(), 1u);
   EXPECT_EQ(r.paths[0].text(), "/srv/fixture/**");
   EXPECT_EQ(r.processes, (std::vector<std::string>{"tar", "zip", "7z", "rsync"}));
@@ -95,10 +95,8 @@ TEST(Loader, GuardsComeLastAndAreBuiltin) {
   ASSERT_EQ(userns.paths.size(), 1u);
   EXPECT_EQ(userns.paths[0].text(), "user");
   std::vector<std::pair<std::string, ActionMask>> want = {
-      {"cottonbox:guard-io_uring", bit(Action::SysIoUring)},
-      {"cottonbox:guard-namespace", bit(Action::SysNamespace)},
-      {"cottonbox:guard-mount", bit(Action::SysMount)},
-      {"cottonbox:guard-trace", bit(Action::ProcTrace)},
+      {"cottonbox:guard-io_uring", bit(Action::SysIoUring)}, {"cottonbox:guard-namespace", bit(Action::SysNamespace)},
+      {"cottonbox:guard-mount", bit(Action::SysMount)},      {"cottonbox:guard-trace", bit(Action::ProcTrace)},
       {"cottonbox:guard-kernel", bit(Action::SysKernel)},
   };
   for (size_t i = 0; i < want.size(); ++i) {
@@ -128,24 +126,21 @@ TEST(Loader, ActionGroupsAndPathNormalisation) {
   EXPECT_EQ(p.rules[0].actions, kFileMutate | bit(Action::NetConnect) | bit(Action::NetBind));
   std::vector<std::string> texts;
   for (const auto& g : p.rules[0].paths) texts.push_back(g.text());
-  EXPECT_EQ(texts, (std::vector<std::string>{"/home/u/p/src", "/", "*.o", "tcp:*:22",
-                                             "unix:/run/*.sock"}));
+  EXPECT_EQ(texts, (std::vector<std::string>{"/home/u/p/src", "/", "*.o", "tcp:*:22", "unix:/run/*.sock"}));
   EXPECT_EQ(p.rules[1].paths[0].text(), "user");
 }
 
 TEST(Loader, VariableValuesAreMatchedLiterally) {
   auto opts = options();
   opts.vars["PROTECT"] = "/srv/a[1]{x,y}";
-  Policy p = load_ok(
-      kHead + "  - {id: a, action: file.write, path: '${PROTECT}/**', decision: deny}\n", opts);
+  Policy p = load_ok(kHead + "  - {id: a, action: file.write, path: '${PROTECT}/**', decision: deny}\n", opts);
   EXPECT_TRUE(p.rules[0].paths[0].match("/srv/a[1]{x,y}/f"));
   EXPECT_FALSE(p.rules[0].paths[0].match("/srv/a1x/f"));
   EXPECT_TRUE(p.rules[0].paths[0].is_whole_tree());
   EXPECT_EQ(p.rules[0].paths[0].literal_base(), "/srv/a[1]{x,y}");
 
   // A literal "${" in a glob: escape the brace.
-  Policy dollar =
-      load_ok(kHead + "  - {id: a, action: file.write, path: '/x/$\\{HOME\\}/*', decision: deny}\n");
+  Policy dollar = load_ok(kHead + "  - {id: a, action: file.write, path: '/x/$\\{HOME\\}/*', decision: deny}\n");
   EXPECT_TRUE(dollar.rules[0].paths[0].match("/x/${HOME}/f"));
 }
 
@@ -170,20 +165,18 @@ TEST(Loader, DefaultFromTheLastFileThatSetsIt) {
     return r.policy ? *r.policy : Policy{};
   };
   EXPECT_EQ(two("version: 1\ndefault: deny\n", "version: 1\n").default_decision, Decision::Deny);
-  EXPECT_EQ(two("version: 1\ndefault: deny\n", "version: 1\ndefault: ask\n").default_decision,
-            Decision::Ask);
+  EXPECT_EQ(two("version: 1\ndefault: deny\n", "version: 1\ndefault: ask\n").default_decision, Decision::Ask);
   EXPECT_EQ(two("version: 1\n", "version: 1\n").default_decision, Decision::Allow);
 }
 
 TEST(Loader, RulesAndListsSpanFiles) {
-  auto r =
-      load_policy_text({{"a.yaml",
-                         "version: 1\nlists:\n  tools: [make]\nrules:\n"
-                         "  - {id: one, action: file.write, process: '@late', decision: deny}\n"},
-                        {"b.yaml",
-                         "version: 1\nlists:\n  late: [cc, '@tools']\nrules:\n"
-                         "  - {id: two, action: file.write, decision: allow}\n"}},
-                       options());
+  auto r = load_policy_text({{"a.yaml",
+                              "version: 1\nlists:\n  tools: [make]\nrules:\n"
+                              "  - {id: one, action: file.write, process: '@late', decision: deny}\n"},
+                             {"b.yaml",
+                              "version: 1\nlists:\n  late: [cc, '@tools']\nrules:\n"
+                              "  - {id: two, action: file.write, decision: allow}\n"}},
+                            options());
   ASSERT_TRUE(r.policy) << ::testing::PrintToString(errors_of(r));
   EXPECT_EQ(r.policy->rules[0].id, "one");
   EXPECT_EQ(r.policy->rules[0].processes, (std::vector<std::string>{"cc", "make"}));
@@ -199,12 +192,9 @@ TEST(Loader, NullListsAndRulesAreEmpty) {
 // ---------------------------------------------------------------- errors
 
 TEST(LoaderErrors, Yaml) {
-  expect_error("version: 1\nrules:\n  - id: [x\n",
-               "p.yaml:4:1: error: invalid YAML: end of sequence flow not found");
-  expect_error("version: 1\nrules: [\n",
-               "p.yaml:3:1: error: invalid YAML: end of sequence flow not found");
-  expect_error("# only a comment\n",
-               "p.yaml:1:1: error: empty policy; expected at least 'version: 1'");
+  expect_error("version: 1\nrules:\n  - id: [x\n", "p.yaml:4:1: error: invalid YAML: end of sequence flow not found");
+  expect_error("version: 1\nrules: [\n", "p.yaml:3:1: error: invalid YAML: end of sequence flow not found");
+  expect_error("# only a comment\n", "p.yaml:1:1: error: empty policy; expected at least 'version: 1'");
   expect_error("- a\n- b\n",
                "p.yaml:1:1: error: a policy must be a mapping with 'version', 'default', 'lists' "
                "and 'rules'");
@@ -212,21 +202,16 @@ TEST(LoaderErrors, Yaml) {
 
 TEST(LoaderErrors, TopLevel) {
   expect_error("default: deny\n", "p.yaml:1:1: error: missing 'version: 1'");
-  expect_error("version: 2\n",
-               "p.yaml:1:10: error: unsupported version '2'; this cottonbox reads version 1");
+  expect_error("version: 2\n", "p.yaml:1:10: error: unsupported version '2'; this cottonbox reads version 1");
   expect_error("version: [1]\n", "p.yaml:1:10: error: 'version' must be a number");
-  expect_error("version: 1\ndefault: alow\n",
-               "p.yaml:2:10: error: unknown decision 'alow'; did you mean 'allow'?");
+  expect_error("version: 1\ndefault: alow\n", "p.yaml:2:10: error: unknown decision 'alow'; did you mean 'allow'?");
   expect_error("version: 1\ndefault: maybe\n",
                "p.yaml:2:10: error: unknown decision 'maybe' (expected allow, deny, ask or log)");
-  expect_error("version: 1\ndefault:\n",
-               "p.yaml:2:1: error: 'default' must be one of allow, deny, ask or log");
-  expect_error("version: 1\nrule: []\n",
-               "p.yaml:2:1: error: unknown key 'rule'; did you mean 'rules'?");
+  expect_error("version: 1\ndefault:\n", "p.yaml:2:1: error: 'default' must be one of allow, deny, ask or log");
+  expect_error("version: 1\nrule: []\n", "p.yaml:2:1: error: unknown key 'rule'; did you mean 'rules'?");
   expect_error("version: 1\nfoo: []\n",
                "p.yaml:2:1: error: unknown key 'foo' (expected version, default, lists or rules)");
-  expect_error("version: 1\nversion: 1\n",
-               "p.yaml:2:1: error: duplicate key 'version' (first at 1:1)");
+  expect_error("version: 1\nversion: 1\n", "p.yaml:2:1: error: duplicate key 'version' (first at 1:1)");
   expect_error("version: 1\nrules: {a: 1}\n", "p.yaml:2:8: error: 'rules' must be a list of rules");
   expect_error("version: 1\nrules:\n  - just a string\n",
                "p.yaml:3:5: error: a rule must be a mapping with 'id', 'action', 'decision' and "
@@ -234,12 +219,9 @@ TEST(LoaderErrors, TopLevel) {
 }
 
 TEST(LoaderErrors, Lists) {
-  expect_error("version: 1\nlists: [a]\n",
-               "p.yaml:2:8: error: 'lists' must map list names to lists of strings");
-  expect_error("version: 1\nlists:\n  a: x\n",
-               "p.yaml:3:6: error: list 'a' must be a list of strings");
-  expect_error("version: 1\nlists:\n  a: [x, [y]]\n",
-               "p.yaml:3:10: error: list 'a' must be a list of strings");
+  expect_error("version: 1\nlists: [a]\n", "p.yaml:2:8: error: 'lists' must map list names to lists of strings");
+  expect_error("version: 1\nlists:\n  a: x\n", "p.yaml:3:6: error: list 'a' must be a list of strings");
+  expect_error("version: 1\nlists:\n  a: [x, [y]]\n", "p.yaml:3:10: error: list 'a' must be a list of strings");
   expect_error("version: 1\nlists:\n  bad name: [x]\n",
                "p.yaml:3:3: error: invalid list name 'bad name' (use letters, digits, '_', '.' and "
                "'-')");
@@ -248,37 +230,31 @@ TEST(LoaderErrors, Lists) {
                "p.yaml:4:7: error: unknown list '@archs'; did you mean 'arch'?");
   expect_error("version: 1\nlists:\n  a: [x, '@b']\n  b: ['@c']\n  c: ['@a']\n",
                "p.yaml:5:7: error: lists include each other in a cycle: @a -> @b -> @c -> @a");
-  expect_error("version: 1\nlists:\n  a: ['@a']\n",
-               "p.yaml:3:7: error: lists include each other in a cycle: @a -> @a");
+  expect_error("version: 1\nlists:\n  a: ['@a']\n", "p.yaml:3:7: error: lists include each other in a cycle: @a -> @a");
 }
 
 TEST(LoaderErrors, ListDefinedTwiceAcrossFiles) {
-  auto r = load_policy_text({{"a.yaml", "version: 1\nlists:\n  tools: [make]\n"},
-                             {"b.yaml", "version: 1\nlists:\n    tools: [cc]\n"}},
-                            options());
+  auto r = load_policy_text(
+      {{"a.yaml", "version: 1\nlists:\n  tools: [make]\n"}, {"b.yaml", "version: 1\nlists:\n    tools: [cc]\n"}},
+      options());
   EXPECT_FALSE(r.policy);
-  EXPECT_EQ(errors_of(r), std::vector<std::string>{
-                              "b.yaml:3:5: error: list 'tools' already defined at a.yaml:3:3"});
+  EXPECT_EQ(errors_of(r), std::vector<std::string>{"b.yaml:3:5: error: list 'tools' already defined at a.yaml:3:3"});
 }
 
 TEST(LoaderErrors, RuleIdDefinedTwiceAcrossFiles) {
-  auto r = load_policy_text(
-      {{"a.yaml",
-        "version: 1\nrules:\n  - action: file.write\n    decision: deny\n\n"
-        "  - action: file.write\n    id: x\n    decision: deny\n"},
-       {"b.yaml", "version: 1\nrules:\n  - {id: x, action: file.write, decision: deny}\n"}},
-      options());
+  auto r = load_policy_text({{"a.yaml",
+                              "version: 1\nrules:\n  - action: file.write\n    decision: deny\n\n"
+                              "  - action: file.write\n    id: x\n    decision: deny\n"},
+                             {"b.yaml", "version: 1\nrules:\n  - {id: x, action: file.write, decision: deny}\n"}},
+                            options());
   EXPECT_FALSE(r.policy);
-  EXPECT_EQ(errors_of(r), (std::vector<std::string>{
-                              "a.yaml:3:5: error: rule has no 'id'",
-                              "b.yaml:3:10: error: rule id 'x' already defined at a.yaml:7:9"}));
+  EXPECT_EQ(errors_of(r), (std::vector<std::string>{"a.yaml:3:5: error: rule has no 'id'",
+                                                    "b.yaml:3:10: error: rule id 'x' already defined at a.yaml:7:9"}));
 }
 
 TEST(LoaderErrors, RuleKeys) {
-  expect_error(kHead + "  - id: a\n    action: file.write\n",
-               "p.yaml:3:5: error: rule 'a' has no 'decision'");
-  expect_error(kHead + "  - id: a\n    decision: deny\n",
-               "p.yaml:3:5: error: rule 'a' has no 'action'");
+  expect_error(kHead + "  - id: a\n    action: file.write\n", "p.yaml:3:5: error: rule 'a' has no 'decision'");
+  expect_error(kHead + "  - id: a\n    decision: deny\n", "p.yaml:3:5: error: rule 'a' has no 'action'");
   expect_error(kHead + "  - {id: a, action: file.write, decision: deny, paths: /x}\n",
                "p.yaml:3:49: error: unknown key 'paths' in rule; did you mean 'path'?");
   expect_error(kHead + "  - {id: a, action: file.write, decision: deny, color: red}\n",
@@ -307,8 +283,7 @@ TEST(LoaderErrors, RuleKeys) {
 TEST(LoaderErrors, Actions) {
   expect_error(kHead + "  - id: a\n    action: [file.read, file.delet]\n    decision: deny\n",
                "p.yaml:4:25: error: unknown action 'file.delet'; did you mean 'file.delete'?");
-  expect_error(kHead + "  - id: a\n    action: 3\n    decision: deny\n",
-               "p.yaml:4:13: error: unknown action '3'");
+  expect_error(kHead + "  - id: a\n    action: 3\n    decision: deny\n", "p.yaml:4:13: error: unknown action '3'");
   expect_error(kHead + "  - id: a\n    action: {file.read: 1}\n    decision: deny\n",
                "p.yaml:4:13: error: 'action' must be a string or a list of strings");
   expect_error(kHead + "  - id: a\n    action:\n    decision: deny\n",
@@ -325,12 +300,9 @@ TEST(LoaderErrors, Paths) {
                "p.yaml:6:30: error: undefined variable '${NOPE}' (set it with --var NOPE=VALUE)");
   expect_error(rule + "    path: \"/a/${HOEM}/x\"\n",
                "p.yaml:6:15: error: undefined variable '${HOEM}'; did you mean 'HOME'?");
-  expect_error(rule + "    path: /a/${HOME\n",
-               "p.yaml:6:14: error: unterminated '${' (write ${NAME})");
-  expect_error(rule + "    path: '/a/${1x}'\n",
-               "p.yaml:6:15: error: invalid variable name '${1x}'");
-  expect_error(rule + "    path: src/**\n",
-               "p.yaml:6:11: error: path 'src/**' must be absolute or start with '*'");
+  expect_error(rule + "    path: /a/${HOME\n", "p.yaml:6:14: error: unterminated '${' (write ${NAME})");
+  expect_error(rule + "    path: '/a/${1x}'\n", "p.yaml:6:15: error: invalid variable name '${1x}'");
+  expect_error(rule + "    path: src/**\n", "p.yaml:6:11: error: path 'src/**' must be absolute or start with '*'");
   expect_error(rule + "    path: ~/.ssh/**\n",
                "p.yaml:6:11: error: path '~/.ssh/**' must be absolute or start with '*' (write "
                "${HOME} for '~')");
@@ -339,14 +311,12 @@ TEST(LoaderErrors, Paths) {
   expect_error(rule + "    path: ['${CWD}/{a,{b}}']\n",
                "p.yaml:6:12: error: bad pattern '/home/u/p/{a,{b}}': nested '{' (braces do not "
                "nest) at offset 13");
-  expect_error(rule + "    path: []\n",
-               "p.yaml:6:11: error: 'path' is an empty list; leave it out to match any path");
+  expect_error(rule + "    path: []\n", "p.yaml:6:11: error: 'path' is an empty list; leave it out to match any path");
   expect_error(rule + "    path: 'tcp:*:22'\n",
                "p.yaml:6:11: error: path 'tcp:*:22' must be absolute or start with '*'");
-  expect_error(
-      kHead + "  - id: a\n    action: net.connect\n    decision: deny\n    path: [bogus]\n",
-      "p.yaml:6:12: error: 'bogus' is not an address pattern (tcp:HOST:PORT, "
-      "udp:HOST:PORT or unix:PATH)");
+  expect_error(kHead + "  - id: a\n    action: net.connect\n    decision: deny\n    path: [bogus]\n",
+               "p.yaml:6:12: error: 'bogus' is not an address pattern (tcp:HOST:PORT, "
+               "udp:HOST:PORT or unix:PATH)");
 }
 
 TEST(LoaderErrors, Processes) {
@@ -463,19 +433,18 @@ rules:
                              {"b.yaml", "version: 3\nrules:\n  - {id: r1, action: file.read}\n"}},
                             options());
   EXPECT_FALSE(r.policy);
-  EXPECT_EQ(errors_of(r),
-            (std::vector<std::string>{
-                "a.yaml:2:10: error: unknown decision 'dney'; did you mean 'deny'?",
-                "a.yaml:5:14: error: unknown action 'file.delet'; did you mean 'file.delete'?",
-                "a.yaml:6:13: error: undefined variable '${NOPE}' (set it with --var NOPE=VALUE)",
-                "a.yaml:6:26: error: path 'relative/**' must be absolute or start with '*'",
-                "a.yaml:7:12: error: unknown field 'proc.nam'; did you mean 'proc.name'?",
-                "a.yaml:9:5: error: unknown key 'mesage' in rule; did you mean 'message'?",
-                "a.yaml:10:9: error: rule id 'r1' already defined at a.yaml:4:9",
-                "b.yaml:1:10: error: unsupported version '3'; this cottonbox reads version 1",
-                "b.yaml:3:5: error: rule 'r1' has no 'decision'",
-                "b.yaml:3:10: error: rule id 'r1' already defined at a.yaml:4:9",
-            }));
+  EXPECT_EQ(errors_of(r), (std::vector<std::string>{
+                              "a.yaml:2:10: error: unknown decision 'dney'; did you mean 'deny'?",
+                              "a.yaml:5:14: error: unknown action 'file.delet'; did you mean 'file.delete'?",
+                              "a.yaml:6:13: error: undefined variable '${NOPE}' (set it with --var NOPE=VALUE)",
+                              "a.yaml:6:26: error: path 'relative/**' must be absolute or start with '*'",
+                              "a.yaml:7:12: error: unknown field 'proc.nam'; did you mean 'proc.name'?",
+                              "a.yaml:9:5: error: unknown key 'mesage' in rule; did you mean 'message'?",
+                              "a.yaml:10:9: error: rule id 'r1' already defined at a.yaml:4:9",
+                              "b.yaml:1:10: error: unsupported version '3'; this cottonbox reads version 1",
+                              "b.yaml:3:5: error: rule 'r1' has no 'decision'",
+                              "b.yaml:3:10: error: rule id 'r1' already defined at a.yaml:4:9",
+                          }));
 }
 
 TEST(LoaderErrors, ByteOrderMarkDoesNotShiftColumns) {
@@ -522,27 +491,24 @@ TEST(LoaderFiles, LoadsARealFile) {
   EXPECT_EQ(r.policy->files, std::vector<std::string>{f});
   EXPECT_EQ(r.policy->rules[0].loc.file, f);
   // Same content and vars: same hash as from memory.
-  auto mem =
-      load_policy_text({{f,
-                         "version: 1\ndefault: ask\nrules:\n"
-                         "  - {id: a, action: file.write, path: '${CWD}/**', decision: deny}\n"}},
-                       options());
+  auto mem = load_policy_text({{f,
+                                "version: 1\ndefault: ask\nrules:\n"
+                                "  - {id: a, action: file.write, path: '${CWD}/**', decision: deny}\n"}},
+                              options());
   EXPECT_EQ(r.policy->hash, mem.policy->hash);
 }
 
 TEST(LoaderFiles, ReportsUnreadableFilesAndStillChecksTheOthers) {
   TempDir dir;
-  std::string bad = dir.write(
-      "bad.yaml", "version: 1\nrules:\n  - {id: a, action: file.wirte, decision: deny}\n");
+  std::string bad = dir.write("bad.yaml", "version: 1\nrules:\n  - {id: a, action: file.wirte, decision: deny}\n");
   std::string missing = dir.path() + "/missing.yaml";
   auto r = load_policy_files({missing, bad, dir.path()}, options());
   EXPECT_FALSE(r.policy);
-  EXPECT_EQ(errors_of(r),
-            (std::vector<std::string>{
-                missing + ": cannot read: No such file or directory",
-                bad + ":3:21: error: unknown action 'file.wirte'; did you mean 'file.write'?",
-                dir.path() + ": cannot read: Is a directory",
-            }));
+  EXPECT_EQ(errors_of(r), (std::vector<std::string>{
+                              missing + ": cannot read: No such file or directory",
+                              bad + ":3:21: error: unknown action 'file.wirte'; did you mean 'file.write'?",
+                              dir.path() + ": cannot read: Is a directory",
+                          }));
 }
 
 // ---------------------------------------------------------------- hash
@@ -567,8 +533,8 @@ TEST(PolicyHash, CoversNamesContentsAndVars) {
   const std::string text = "version: 1\n";
   auto base = load(text);
   ASSERT_TRUE(base.policy);
-  std::string expected = sha256_hex(std::string("p.yaml\0version: 1\n\0", 19) +
-                                    "CWD=/home/u/p\nHOME=/home/u\nPROTECT=/srv/fixture\n");
+  std::string expected =
+      sha256_hex(std::string("p.yaml\0version: 1\n\0", 19) + "CWD=/home/u/p\nHOME=/home/u\nPROTECT=/srv/fixture\n");
   EXPECT_EQ(base.policy->hash, expected);
 
   EXPECT_NE(load("version: 1\n# changed\n").policy->hash, base.policy->hash);
@@ -583,10 +549,8 @@ TEST(PolicyHash, CoversNamesContentsAndVars) {
 }
 
 TEST(FormatDiagnostic, Shapes) {
-  EXPECT_EQ(format_diagnostic(Diagnostic{SourceLoc{"f.yaml", 3, 7}, "boom"}),
-            "f.yaml:3:7: error: boom");
-  EXPECT_EQ(format_diagnostic(Diagnostic{SourceLoc{"f.yaml", 0, 0}, "cannot read: x"}),
-            "f.yaml: cannot read: x");
+  EXPECT_EQ(format_diagnostic(Diagnostic{SourceLoc{"f.yaml", 3, 7}, "boom"}), "f.yaml:3:7: error: boom");
+  EXPECT_EQ(format_diagnostic(Diagnostic{SourceLoc{"f.yaml", 0, 0}, "cannot read: x"}), "f.yaml: cannot read: x");
 }
 
 }  // namespace

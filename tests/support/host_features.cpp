@@ -51,8 +51,8 @@ const HostFeature& int80_syscalls() {
       return r == getpid() ? 0 : 1;
     });
     if (WIFEXITED(st) && WEXITSTATUS(st) == 0) return yes();
-    return no("`int $0x80` does not reach a syscall on this host: a native i386 getpid through it " +
-              status_words(st) + " before any syscall was made");
+    return no("`int $0x80` does not reach a syscall on this host: a native i386 getpid through it " + status_words(st) +
+              " before any syscall was made");
 #else
     return no("not an x86_64 host");
 #endif
@@ -94,8 +94,7 @@ const HostFeature& io_uring() {
 HostFeature landlock(int min_abi) {
   long abi = syscall(SYS_landlock_create_ruleset, nullptr, 0, LANDLOCK_CREATE_RULESET_VERSION);
   if (abi < 0) return no(std::string("Landlock is not enabled: ") + strerror(errno));
-  if (abi < min_abi)
-    return no("Landlock ABI " + std::to_string(abi) + ", this needs " + std::to_string(min_abi));
+  if (abi < min_abi) return no("Landlock ABI " + std::to_string(abi) + ", this needs " + std::to_string(min_abi));
   return yes();
 }
 

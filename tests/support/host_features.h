@@ -38,8 +38,8 @@ const HostFeature& root();
 }  // namespace cb::test
 
 // Skips the running GoogleTest test unless the feature is available.
-#define CB_REQUIRE_HOST(feature)                                                   \
-  do {                                                                             \
-    const ::cb::test::HostFeature& cb_feature_ = (feature);                       \
-    if (!cb_feature_) GTEST_SKIP() << "host lacks it: " << cb_feature_.reason;    \
+#define CB_REQUIRE_HOST(feature)                                               \
+  do {                                                                         \
+    const ::cb::test::HostFeature& cb_feature_ = (feature);                    \
+    if (!cb_feature_) GTEST_SKIP() << "host lacks it: " << cb_feature_.reason; \
   } while (0)

@@ -64,8 +64,8 @@ TEST(Carry, ThePlanSaysWhichShapesMayTakeTheShortWay) {
 }
 
 TEST(Carry, NamesThatMayLeadElsewhereAreForgottenAfter) {
-  for (int nr : {__NR_rename, __NR_renameat2, __NR_symlink, __NR_symlinkat, __NR_mount, __NR_move_mount,
-                 __NR_chroot, __NR_unshare})
+  for (int nr : {__NR_rename, __NR_renameat2, __NR_symlink, __NR_symlinkat, __NR_mount, __NR_move_mount, __NR_chroot,
+                 __NR_unshare})
     EXPECT_TRUE(may_redirect_names(nr)) << nr;
   for (int nr : {__NR_openat, __NR_mkdir, __NR_linkat, __NR_unlinkat}) EXPECT_FALSE(may_redirect_names(nr)) << nr;
 }
@@ -85,8 +85,8 @@ TEST(Carry, OnlyPlainNamesAreJudgedByName) {
   ASSERT_TRUE(p);
   EXPECT_EQ(p->dir, "/tmp/x");
   EXPECT_EQ(p->name, "newdir");
-  for (const char* bad : {"", "/", "..", "a/../b", "../b", "a/..", "a/.", ".", "/proc", "/proc/self/cwd/x",
-                          "/proc/1/root/etc/x"})
+  for (const char* bad :
+       {"", "/", "..", "a/../b", "../b", "a/..", "a/.", ".", "/proc", "/proc/self/cwd/x", "/proc/1/root/etc/x"})
     EXPECT_FALSE(split_plain(bad)) << bad;
   EXPECT_TRUE(split_plain("/process/x")) << "only procfs itself";
   EXPECT_TRUE(split_plain("a/./b")) << "'.' stays where it is";

@@ -123,7 +123,7 @@ TEST_F(CoreBtf, FileIsMadeOnceAndRemadeWhenSomeoneElseCouldHaveWrittenIt) {
   auto first = core_btf_file(elf_, elf_size_, dir, &made);
   ASSERT_TRUE(first.ok()) << first.error().message;
   EXPECT_TRUE(made);
-  struct stat st{};
+  struct stat st {};
   ASSERT_EQ(stat(first->c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0644u);
   EXPECT_EQ(st.st_uid, geteuid());

@@ -11,8 +11,18 @@
 namespace cb {
 namespace {
 
-const std::vector<std::string> kIds = {"seccomp_notify", "seccomp_sync_wakeup", "seccomp_killable_recv", "ebpf",
-                                       "btf", "tracefs", "bpffs", "cgroup2", "landlock", "io_uring", "userns", "mount_layer",
+const std::vector<std::string> kIds = {"seccomp_notify",
+                                       "seccomp_sync_wakeup",
+                                       "seccomp_killable_recv",
+                                       "ebpf",
+                                       "btf",
+                                       "tracefs",
+                                       "bpffs",
+                                       "cgroup2",
+                                       "landlock",
+                                       "io_uring",
+                                       "userns",
+                                       "mount_layer",
                                        "pidfd_exit_info"};
 
 Features everything() {
@@ -73,8 +83,8 @@ TEST(Doctor, EbpfLinesSayWhatHappens) {
   std::ostringstream good, bad;
   print_doctor(everything(), false, good);
   print_doctor(nothing(), false, bad);
-  EXPECT_EQ(line_of(good.str(), "eBPF tracer").rfind(
-                "eBPF tracer: available (tracepoints, ringbuf, BTF) — full recording", 0),
+  EXPECT_EQ(line_of(good.str(), "eBPF tracer")
+                .rfind("eBPF tracer: available (tracepoints, ringbuf, BTF) — full recording", 0),
             0u)
       << good.str();
   // Its cost falls on the whole host, not just the session: a user should

@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "tracer/ebpf_decode.h"
-#include "tracer/trace_events.h"
 #include "tracer/syscalls.h"
+#include "tracer/trace_events.h"
 
 namespace cb {
 namespace {
@@ -321,9 +321,12 @@ TEST(EbpfDecode, TheKernelSideKnowsWhichOpensMayCreate) {
   for (const auto& s : traced_syscalls()) {
     SCOPED_TRACE(std::string(s.name));
     auto d = to_sysdesc(s);
-    if (s.nr == SYS_open || s.nr == SYS_openat || s.nr == SYS_openat2) EXPECT_EQ(d.oflags, s.flags);
-    else if (s.nr == SYS_creat) EXPECT_EQ(d.oflags, CB_OPEN_CREAT);
-    else EXPECT_EQ(d.oflags, CB_ARG_NONE);
+    if (s.nr == SYS_open || s.nr == SYS_openat || s.nr == SYS_openat2)
+      EXPECT_EQ(d.oflags, s.flags);
+    else if (s.nr == SYS_creat)
+      EXPECT_EQ(d.oflags, CB_OPEN_CREAT);
+    else
+      EXPECT_EQ(d.oflags, CB_ARG_NONE);
   }
 }
 
@@ -653,19 +656,19 @@ TEST(EbpfDecode, SyscallTableIsConsistent) {
     EXPECT_GE(s.nargs, 1);
     EXPECT_LE(s.nargs, 6);
     EXPECT_LT(s.nr, CB_NR_MAX);
-    for (int8_t idx : {s.path1, s.path2, s.fd, s.sock, s.addr, s.addrlen, s.how, s.pidfd, s.flags, s.mode, s.uid,
-                       s.gid, s.offset, s.length, s.sig, s.target, s.target_tid})
+    for (int8_t idx : {s.path1, s.path2, s.fd, s.sock, s.addr, s.addrlen, s.how, s.pidfd, s.flags, s.mode, s.uid, s.gid,
+                       s.offset, s.length, s.sig, s.target, s.target_tid})
       EXPECT_LT(idx, s.nargs);
     for (int8_t d : {s.dirfd1, s.dirfd2}) EXPECT_LT(d, s.nargs);
     auto d = to_sysdesc(s);
     EXPECT_EQ(d.traced, 1);
     EXPECT_EQ(find_traced_syscall(s.nr), &s);
   }
-  for (const char* must : {"open", "openat", "openat2", "creat", "unlink", "unlinkat", "rmdir", "rename",
-                           "renameat", "renameat2", "link", "linkat", "symlink", "symlinkat", "mkdir", "mkdirat",
-                           "mknod", "mknodat", "truncate", "ftruncate", "fallocate", "chmod", "fchmod",
-                           "fchmodat", "chown", "fchown", "lchown", "fchownat", "connect", "bind", "kill", "tkill",
-                           "tgkill", "pidfd_send_signal"}) {
+  for (const char* must : {"open",    "openat",   "openat2",   "creat",   "unlink",   "unlinkat",         "rmdir",
+                           "rename",  "renameat", "renameat2", "link",    "linkat",   "symlink",          "symlinkat",
+                           "mkdir",   "mkdirat",  "mknod",     "mknodat", "truncate", "ftruncate",        "fallocate",
+                           "chmod",   "fchmod",   "fchmodat",  "chown",   "fchown",   "lchown",           "fchownat",
+                           "connect", "bind",     "kill",      "tkill",   "tgkill",   "pidfd_send_signal"}) {
     bool found = false;
     for (const auto& s : traced_syscalls()) found |= s.name == must;
     EXPECT_TRUE(found) << must;

@@ -32,8 +32,8 @@
 
 #include "tests/support/host_features.h"
 #include "tracer/ebpf.h"
-#include "tracer/features.h"
 #include "tracer/fd.h"
+#include "tracer/features.h"
 
 namespace cb {
 namespace {
@@ -62,7 +62,8 @@ class TempDir {
 // /dev/shm is a tmpfs mounted below /dev: paths there exercise the kernel
 // side's walk across mounts.
 std::string mounted_scratch() {
-  struct stat a{}, b{};
+  struct stat a {
+  }, b{};
   if (stat("/dev/shm", &a) == 0 && stat("/dev", &b) == 0 && a.st_dev != b.st_dev) return "/dev/shm";
   return "/tmp";
 }
@@ -204,7 +205,7 @@ TEST_F(EbpfPrivileged, LoadsAndAttaches) {
   EXPECT_GE(t.poll_fd(), 0);
   EXPECT_EQ(t.lost(), 0u);
   EXPECT_EQ(t.garbled(), 0u);
-  struct stat st{};
+  struct stat st {};
   ASSERT_EQ(stat("/proc/self/ns/pid", &st), 0);
   EXPECT_EQ(t.pidns().ino, st.st_ino);
   // Nothing tracked: nothing recorded, however busy the machine.
@@ -241,8 +242,7 @@ void EbpfPrivileged::end_to_end(EbpfConfig cfg) {
   std::string port = std::to_string(ntohs(sa.sin_port));
 
   std::string py_script = "import socket; s=socket.create_connection(('127.0.0.1', " + port + ")); s.close()";
-  std::string script =
-      "cat /etc/hostname; python3 -c \"" + py_script + "\"; tar -xf " + archive + " -C " + out.path();
+  std::string script = "cat /etc/hostname; python3 -c \"" + py_script + "\"; tar -xf " + archive + " -C " + out.path();
   std::string marker = outside_dir.path() + "/outside-marker";
   GatedChild outside([&] {
     for (int i = 0; i < 50; ++i) {
@@ -314,8 +314,8 @@ void EbpfPrivileged::end_to_end(EbpfConfig cfg) {
   // What tar created, by absolute path (tar works relative to a dirfd of -C).
   for (const std::string& p : {out.path() + "/d/a.txt", out.path() + "/b.txt"}) {
     EXPECT_TRUE(find(rs, [&](const TraceRecord& r) {
-      return r.kind == TraceKind::Syscall && r.pid == tar->pid && r.path == p && r.ret >= 0 &&
-             (r.flags & O_CREAT) && r.syscall.starts_with("open");
+      return r.kind == TraceKind::Syscall && r.pid == tar->pid && r.path == p && r.ret >= 0 && (r.flags & O_CREAT) &&
+             r.syscall.starts_with("open");
     })) << p;
   }
   EXPECT_TRUE(find(rs, [&](const TraceRecord& r) {
@@ -325,17 +325,17 @@ void EbpfPrivileged::end_to_end(EbpfConfig cfg) {
 
   // Exits with their statuses.
   for (const TraceRecord* e : {sh, cat, py, tar}) {
-    const TraceRecord* x =
-        find(rs, [&](const TraceRecord& r) { return r.kind == TraceKind::Exit && r.pid == e->pid; });
+    const TraceRecord* x = find(rs, [&](const TraceRecord& r) { return r.kind == TraceKind::Exit && r.pid == e->pid; });
     ASSERT_TRUE(x) << e->comm;
     EXPECT_EQ(x->exit_code, 0) << e->comm;
     EXPECT_EQ(x->exit_signal, 0);
   }
 
   // Nothing of the process outside the session.
-  EXPECT_EQ(count(rs, [&](const TraceRecord& r) {
-              return r.global_pid == outside.pid() || r.path.find("outside-marker") != std::string::npos;
-            }),
+  EXPECT_EQ(count(rs,
+                  [&](const TraceRecord& r) {
+                    return r.global_pid == outside.pid() || r.path.find("outside-marker") != std::string::npos;
+                  }),
             0u);
   EXPECT_EQ(t.lost(), 0u);
   EXPECT_EQ(t.garbled(), 0u) << t.last_decode_error();
@@ -377,8 +377,7 @@ TEST_F(EbpfPrivileged, ABrokenCutDownBtfFallsBackToTheWholeKernelBtf) {
   // recorded under the cwd the kernel walked to.
   Records rs;
   ASSERT_NO_FATAL_FAILURE(create_f_in(*tracer_, {dir.path()}, &rs));
-  EXPECT_TRUE(find(rs, [&](const TraceRecord& r) { return r.path == dir.path() + "/f" && r.ret >= 0; }))
-      << dump(rs);
+  EXPECT_TRUE(find(rs, [&](const TraceRecord& r) { return r.path == dir.path() + "/f" && r.ret >= 0; })) << dump(rs);
 }
 
 TEST_F(EbpfPrivileged, RelativePathsAndDirfdsBecomeAbsolute) {
@@ -424,9 +423,8 @@ TEST_F(EbpfPrivileged, RelativePathsAndDirfdsBecomeAbsolute) {
   SCOPED_TRACE(dump(rs));
 
   auto sys = [&](const std::string& name, const std::string& path) {
-    return find(rs, [&](const TraceRecord& r) {
-      return r.kind == TraceKind::Syscall && r.syscall == name && r.path == path;
-    });
+    return find(
+        rs, [&](const TraceRecord& r) { return r.kind == TraceKind::Syscall && r.syscall == name && r.path == path; });
   };
   const TraceRecord* r;
   ASSERT_TRUE(r = sys("openat", d + "/rel.txt"));
@@ -488,9 +486,8 @@ TEST_F(EbpfPrivileged, DeepDirectoriesAreFlaggedWhenCut) {
   const TraceRecord* in_shallow = find(rs, [&](const TraceRecord& r) { return r.path == shallow + "/f"; });
   ASSERT_TRUE(in_shallow);
   EXPECT_FALSE(in_shallow->path_truncated);
-  const TraceRecord* in_deep = find(rs, [&](const TraceRecord& r) {
-    return r.syscall == "openat" && r.path.ends_with("/d/d/d/f") && r.ret >= 0;
-  });
+  const TraceRecord* in_deep = find(
+      rs, [&](const TraceRecord& r) { return r.syscall == "openat" && r.path.ends_with("/d/d/d/f") && r.ret >= 0; });
   ASSERT_TRUE(in_deep);
   EXPECT_TRUE(in_deep->path_truncated);  // the walk stopped before the root
   EXPECT_NE(in_deep->path, deep + "/f");
@@ -539,11 +536,10 @@ TEST_F(EbpfPrivileged, IoUringSubmissionsAreRecorded) {
     int fd = static_cast<int>(syscall(__NR_io_uring_setup, 4, &p));
     if (fd < 0) return kNoIoUring;  // disabled by sysctl or policy
     size_t sq_size = p.sq_off.array + p.sq_entries * sizeof(unsigned);
-    auto* sq = static_cast<char*>(mmap(nullptr, sq_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd,
-                                       IORING_OFF_SQ_RING));
-    auto* sqes = static_cast<io_uring_sqe*>(mmap(nullptr, p.sq_entries * sizeof(io_uring_sqe),
-                                                 PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd,
-                                                 IORING_OFF_SQES));
+    auto* sq = static_cast<char*>(
+        mmap(nullptr, sq_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, IORING_OFF_SQ_RING));
+    auto* sqes = static_cast<io_uring_sqe*>(mmap(nullptr, p.sq_entries * sizeof(io_uring_sqe), PROT_READ | PROT_WRITE,
+                                                 MAP_SHARED | MAP_POPULATE, fd, IORING_OFF_SQES));
     if (sq == MAP_FAILED || sqes == MAP_FAILED) return 10;
     auto* tail = reinterpret_cast<unsigned*>(sq + p.sq_off.tail);
     auto* array = reinterpret_cast<unsigned*>(sq + p.sq_off.array);
@@ -644,8 +640,7 @@ int nested_body() {
   if (!t->track(c.pid()).ok()) return 12;
   c.release();
   Records rs;
-  for (int i = 0; i < 500 && !c.try_wait(); ++i)
-    (void)t->poll(10, [&](const TraceRecord& r) { rs.push_back(r); });
+  for (int i = 0; i < 500 && !c.try_wait(); ++i) (void)t->poll(10, [&](const TraceRecord& r) { rs.push_back(r); });
   (void)t->drain([&](const TraceRecord& r) { rs.push_back(r); });
   const TraceRecord* e = find(rs, [](const TraceRecord& r) { return r.kind == TraceKind::Exec; });
   const TraceRecord* x = find(rs, [](const TraceRecord& r) { return r.kind == TraceKind::Exit; });
@@ -653,8 +648,8 @@ int nested_body() {
     std::fprintf(stderr, "nested: missing records:\n%s", dump(rs).c_str());
     return 13;
   }
-  if (e->pid != c.pid() || e->tid != c.pid() || x->pid != c.pid() || e->global_pid == e->pid ||
-      e->global_pid <= 0 || e->argv != std::vector<std::string>{"true"}) {
+  if (e->pid != c.pid() || e->tid != c.pid() || x->pid != c.pid() || e->global_pid == e->pid || e->global_pid <= 0 ||
+      e->argv != std::vector<std::string>{"true"}) {
     std::fprintf(stderr, "nested: pid %d expected, got:\n%s", c.pid(), dump(rs).c_str());
     return 14;
   }
@@ -706,8 +701,10 @@ TEST_F(EbpfPrivileged, OnlyTrackedProcessesAreRecordedAndNoneIsLost) {
     child.release();
     auto count_rec = [&](const TraceRecord& r) {
       if (r.global_pid != child.pid()) return;
-      if (r.kind == TraceKind::Syscall && r.path == file) ++opens;
-      else ++others;
+      if (r.kind == TraceKind::Syscall && r.path == file)
+        ++opens;
+      else
+        ++others;
     };
     while (!child.try_wait())
       if (!t.poll(20, count_rec)) return ~0ULL;

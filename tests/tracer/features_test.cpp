@@ -101,8 +101,8 @@ TEST(Features, FakeMissingTurnsFeaturesOff) {
   EXPECT_FALSE(f.pidfd_exit_info);
   EXPECT_EQ(f.cgroup2, "");
   EXPECT_TRUE(f.seccomp_notify);  // not named: untouched
-  EXPECT_EQ(f.faked, (std::vector<std::string>{"sync_wakeup", "ebpf", "cgroup2", "landlock", "userns",
-                                               "pidfd_exit_info"}));
+  EXPECT_EQ(f.faked,
+            (std::vector<std::string>{"sync_wakeup", "ebpf", "cgroup2", "landlock", "userns", "pidfd_exit_info"}));
   // The loader honours it too, so a session falls back to seccomp-only.
   auto t = EbpfTracer::open();
   ASSERT_FALSE(t.ok());
