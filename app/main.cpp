@@ -5,13 +5,13 @@
 #include <cstring>
 #include <iostream>
 
+#include "commands/check.h"
+#include "commands/doctor.h"
 #include "db/report.h"
 #include "db/store.h"
-#include "tracer/check.h"
-#include "tracer/doctor.h"
-#include "tracer/launch.h"
-#include "tracer/plan.h"
-#include "tracer/session.h"
+#include "launch/launch.h"
+#include "plan/plan.h"
+#include "session/session.h"
 
 namespace {
 

@@ -68,7 +68,7 @@ int main(int argc, char** argv) {
   if (!writer) return fprintf(stderr, "%s\n", writer.error().message.c_str()), 1;
   cb::db::Writer& w = **writer;
 
-  cb::db::SessionStart start;
+  cb::SessionStart start;
   start.uuid = "bench";
   start.argv = {"bench_store"};
   start.cwd = "/home/user/project";
@@ -90,8 +90,8 @@ int main(int argc, char** argv) {
     p->exe = "/usr/bin/" + p->comm;
     p->argv = {p->comm, "-c", "src/module/file.c"};
     procs.push_back(p);
-    w.add_process(sid, cb::db::ProcessRow{p->proc_id, 1, p->pid, p->ppid, 1000, p->comm, p->exe, p->argv,
-                                          "/home/user/project", wall_ns()});
+    w.add_process(sid, cb::ProcessRow{p->proc_id, 1, p->pid, p->ppid, 1000, p->comm, p->exe, p->argv,
+                                      "/home/user/project", wall_ns()});
   }
 
   auto t0 = Clock::now();
@@ -100,7 +100,7 @@ int main(int argc, char** argv) {
     producers.emplace_back([&, t] {
       uint64_t begin = total * t / threads, end = total * (t + 1) / threads;
       for (uint64_t i = begin; i < end; ++i) {
-        cb::db::EventRow r;
+        cb::EventRow r;
         r.seq = i + 1;
         cb::Event& ev = r.ev;
         ev.ts_ns = wall_ns();
@@ -137,7 +137,7 @@ int main(int argc, char** argv) {
   double total_s = seconds_since(t0);
   if (!flushed) return fprintf(stderr, "%s\n", flushed.error().message.c_str()), 1;
   auto stats = w.stats();
-  cb::db::SessionEnd end;
+  cb::SessionEnd end;
   end.ended_ns = wall_ns();
   end.exit_status = 0;
   (void)w.end_session(sid, end);

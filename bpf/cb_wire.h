@@ -1,7 +1,7 @@
 /* cb_wire.h: the records cottonbox's BPF programs hand to user space.
  *
  * Plain C, included by both sides: the BPF programs (after vmlinux.h) and the
- * tracer's decoder (tracer/ebpf_decode.cpp).  Only fixed-size fields; a record
+ * tracer's decoder (trace/ebpf_decode.cpp).  Only fixed-size fields; a record
  * is one of the structs below, optionally followed by a tail of variable-length
  * blobs whose byte counts are in the struct's len[] array, in enum order, with
  * no terminators and no padding between them.  The decoder checks every length

@@ -9,15 +9,6 @@
 
 namespace cb::db {
 
-std::string_view session_state_name(SessionState s) {
-  switch (s) {
-    case SessionState::Running: return "running";
-    case SessionState::Ended: return "ended";
-    case SessionState::Aborted: return "aborted";
-  }
-  return "unknown";
-}
-
 namespace detail {
 namespace {
 

@@ -16,7 +16,7 @@
 #include <string>
 #include <string_view>
 
-#include "policy/result.h"
+#include "base/result.h"
 
 namespace cb::db::sql {
 

@@ -99,7 +99,7 @@ QVariant EventModel::headerData(int section, Qt::Orientation o, int role) const 
 QVariant EventModel::data(const QModelIndex& index, int role) const {
   if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid)) return QVariant();
   const EventItem& it = m_rows[static_cast<size_t>(index.row())];
-  const db::EventRow& r = it.row;
+  const EventRow& r = it.row;
   const Event& ev = r.ev;
   switch (role) {
     case Qt::DisplayRole:
@@ -163,7 +163,7 @@ QVariant EventModel::data(const QModelIndex& index, int role) const {
 
 // ---------------------------------------------------------------- filtering --
 
-bool decisionMatches(const db::EventRow& r, const QString& d) {
+bool decisionMatches(const EventRow& r, const QString& d) {
   if (d.isEmpty()) return true;
   if (d == QLatin1String("deny")) return !r.allowed || (!r.enforced && r.verdict.decision == Decision::Deny);
   if (d == QLatin1String("allow")) return r.allowed && !(!r.enforced && r.verdict.decision == Decision::Deny);
@@ -235,7 +235,7 @@ std::vector<int> EventFilterModel::sourceRows() const {
 bool EventFilterModel::filterAcceptsRow(int row, const QModelIndex& parent) const {
   if (parent.isValid()) return false;
   auto* m = static_cast<const EventModel*>(sourceModel());
-  const db::EventRow& r = m->item(row).row;
+  const EventRow& r = m->item(row).row;
   const Event& ev = r.ev;
   if (m_actionUnknown || (m_actions && !(m_actions & bit(ev.action)))) return false;
   if (!decisionMatches(r, m_decision)) return false;

@@ -21,8 +21,8 @@ namespace cb::gui {
 struct EventItem {
   int64_t id = 0;  // the database row; 0 for a live event
   int64_t session = 0;
-  db::EventRow row;
-  std::optional<db::ApprovalRow> approval;
+  EventRow row;
+  std::optional<ApprovalRow> approval;
 };
 
 class EventModel : public QAbstractTableModel {
@@ -127,6 +127,6 @@ class EventFilterModel : public QSortFilterProxyModel {
 // Decisions as the filters and `cottonbox events --decision` mean them:
 // deny/allow = what happened (observe mode: what would have), ask/log = what
 // the rule said.
-bool decisionMatches(const db::EventRow& r, const QString& decision);
+bool decisionMatches(const EventRow& r, const QString& decision);
 
 }  // namespace cb::gui

@@ -54,7 +54,7 @@ void ProcessTreeModel::setProcesses(std::vector<db::StoredProcess> processes) {
   endResetModel();
 }
 
-void ProcessTreeModel::addProcess(const db::ProcessRow& row) {
+void ProcessTreeModel::addProcess(const ProcessRow& row) {
   if (auto it = m_nodes.find(row.proc_id); it != m_nodes.end()) {
     it->second->p.row = row;  // reported again (exec seen first): keep its place
     QModelIndex i = indexOfNode(it->second.get(), 0);
@@ -75,7 +75,7 @@ void ProcessTreeModel::addProcess(const db::ProcessRow& row) {
   endInsertRows();
 }
 
-void ProcessTreeModel::execProcess(const db::ProcessExec& e) {
+void ProcessTreeModel::execProcess(const ProcessExec& e) {
   auto it = m_nodes.find(e.proc_id);
   if (it == m_nodes.end()) return;
   auto& r = it->second->p.row;
@@ -86,7 +86,7 @@ void ProcessTreeModel::execProcess(const db::ProcessExec& e) {
   emit dataChanged(i, i.siblingAtColumn(ColumnCount - 1));
 }
 
-void ProcessTreeModel::exitProcess(const db::ProcessExit& e) {
+void ProcessTreeModel::exitProcess(const ProcessExit& e) {
   auto it = m_nodes.find(e.proc_id);
   if (it == m_nodes.end()) return;
   it->second->p.exit = e;

@@ -27,9 +27,9 @@ class ProcessTreeModel : public QAbstractItemModel {
   void setProcesses(std::vector<db::StoredProcess> processes);
   void clear();
   // Live updates.  A process whose parent is unknown becomes a root.
-  void addProcess(const db::ProcessRow& row);
-  void execProcess(const db::ProcessExec& e);
-  void exitProcess(const db::ProcessExit& e);
+  void addProcess(const ProcessRow& row);
+  void execProcess(const ProcessExec& e);
+  void exitProcess(const ProcessExit& e);
   // Counts change often: the views hear about them a few times a second.
   void countEvent(uint64_t procId, bool denied);
   // Shown for processes without an exit: "running" while the session is live.

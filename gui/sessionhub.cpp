@@ -30,7 +30,7 @@ void LiveSession::apply(const proto::Message& msg) {
       [this](const auto& m) {
         using T = std::decay_t<decltype(m)>;
         if constexpr (std::is_same_v<T, proto::EventMsg>) {
-          const db::EventRow& r = m.row;
+          const EventRow& r = m.row;
           m_events += r.count;
           bool denied = !r.allowed;
           if (denied) m_denials += r.count;

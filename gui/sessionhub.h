@@ -32,7 +32,7 @@ class LiveSession : public QObject {
   QString uuid() const;
   QString label() const;  // "name (#id)" or "command (#id)"
   State state() const { return m_state; }
-  const std::optional<db::SessionEnd>& end() const { return m_end; }
+  const std::optional<SessionEnd>& end() const { return m_end; }
   const std::vector<std::string>& degraded() const { return m_degraded; }
   uint64_t events() const { return m_events; }
   // Asks so far: those answered (their events) and those still waiting.
@@ -53,7 +53,7 @@ class LiveSession : public QObject {
   quint64 m_connection;
   proto::Hello m_hello;
   State m_state = State::Running;
-  std::optional<db::SessionEnd> m_end;
+  std::optional<SessionEnd> m_end;
   std::vector<std::string> m_degraded;
   uint64_t m_events = 0, m_asks = 0, m_denials = 0, m_dropped = 0;
   int m_pendingAsks = 0;

@@ -98,17 +98,17 @@ QString SessionListModel::stateText(const Row& r) const {
     switch (r.live->state()) {
       case LiveSession::State::Running: return tr("running");
       case LiveSession::State::Ended:
-        return r.live->end() && r.live->end()->state == db::SessionState::Aborted ? tr("aborted") : tr("ended");
+        return r.live->end() && r.live->end()->state == SessionState::Aborted ? tr("aborted") : tr("ended");
       case LiveSession::State::Lost:
-        if (r.stored && r.stored->state != db::SessionState::Running) break;
+        if (r.stored && r.stored->state != SessionState::Running) break;
         return tr("connection lost");
     }
   }
   if (!r.stored) return QString();
   switch (r.stored->state) {
-    case db::SessionState::Running: return tr("running");
-    case db::SessionState::Ended: return tr("ended");
-    case db::SessionState::Aborted: return tr("aborted");
+    case SessionState::Running: return tr("running");
+    case SessionState::Ended: return tr("ended");
+    case SessionState::Aborted: return tr("aborted");
   }
   return QString();
 }
@@ -151,7 +151,7 @@ QVariant SessionListModel::data(const QModelIndex& index, int role) const {
   uint64_t events = pick(s.events, r.live ? r.live->events() : 0);
   uint64_t asks = pick(s.asks, r.live ? r.live->asks() : 0);
   uint64_t denials = pick(s.denials, r.live ? r.live->denials() : 0);
-  const db::SessionEnd* end = r.live && r.live->end() ? &*r.live->end() : s.end ? &*s.end : nullptr;
+  const SessionEnd* end = r.live && r.live->end() ? &*r.live->end() : s.end ? &*s.end : nullptr;
 
   switch (role) {
     case Qt::DisplayRole:

@@ -373,9 +373,9 @@ void SessionPage::refreshHeader(const std::optional<db::SessionSummary>& storedN
                                    : tr("Session #%1 · %2").arg(s->id).arg(safe(st.name)));
   m_command->setText(commandLine(st.argv));
 
-  const db::SessionEnd* end = m_live && m_live->end()     ? &*m_live->end()
-                              : m_stored && m_stored->end ? &*m_stored->end
-                                                          : nullptr;
+  const SessionEnd* end = m_live && m_live->end()     ? &*m_live->end()
+                          : m_stored && m_stored->end ? &*m_stored->end
+                                                      : nullptr;
   uint64_t events = std::max(m_live ? m_live->events() : 0, m_stored ? m_stored->events : 0);
   uint64_t asks = std::max(m_live ? m_live->asks() : 0, m_stored ? m_stored->asks : 0);
   uint64_t denials = std::max(m_live ? m_live->denials() : 0, m_stored ? m_stored->denials : 0);
@@ -392,11 +392,11 @@ void SessionPage::refreshHeader(const std::optional<db::SessionSummary>& storedN
   m_facts->setText(facts.join(QStringLiteral("   ·   ")));
 
   QStringList badges;
-  bool running = m_live ? m_live->state() == LiveSession::State::Running
-                        : (m_stored && m_stored->state == db::SessionState::Running);
+  bool running =
+      m_live ? m_live->state() == LiveSession::State::Running : (m_stored && m_stored->state == SessionState::Running);
   bool lost = m_live && m_live->state() == LiveSession::State::Lost;
-  bool aborted = m_live ? m_live->end() && m_live->end()->state == db::SessionState::Aborted
-                        : m_stored && m_stored->state == db::SessionState::Aborted;
+  bool aborted = m_live ? m_live->end() && m_live->end()->state == SessionState::Aborted
+                        : m_stored && m_stored->state == SessionState::Aborted;
   if (running)
     badges << pill(tr("RUNNING"), "#dafbe1", "#1a7f37");
   else if (lost)

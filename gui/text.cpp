@@ -50,7 +50,7 @@ QString counted(uint64_t n, const char* one, const char* many) {
   return count(n) + QLatin1Char(' ') + QApplication::tr(n == 1 ? one : many);
 }
 
-QString decisionText(const db::EventRow& r) {
+QString decisionText(const EventRow& r) {
   switch (r.verdict.decision) {
     case Decision::Ask:
       if (!r.enforced) return QApplication::tr("would ask");
@@ -74,7 +74,7 @@ QString exitText(int status, int signal) {
   return QString::number(status);
 }
 
-Tone toneOf(const db::EventRow& r) {
+Tone toneOf(const EventRow& r) {
   if (r.verdict.decision == Decision::Ask) return Tone::Ask;
   if (!r.allowed || r.verdict.decision == Decision::Deny) return Tone::Deny;
   if (r.verdict.decision == Decision::Log) return Tone::Log;

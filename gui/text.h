@@ -35,11 +35,11 @@ QString counted(uint64_t n, const char* one, const char* many);
 
 // What happened to an event, in one or two words: "denied", "allowed",
 // "asked → denied", "would deny" (observe), "logged".
-QString decisionText(const db::EventRow& r);
+QString decisionText(const EventRow& r);
 QString exitText(int status, int signal);  // "0", "1", "killed by SIGKILL"
 
 enum class Tone { Neutral, Deny, Ask, Log, Good };
-Tone toneOf(const db::EventRow& r);
+Tone toneOf(const EventRow& r);
 QColor toneBackground(Tone t);  // row tint; invalid for neutral
 QColor toneForeground(Tone t);  // text accent
 

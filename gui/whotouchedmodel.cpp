@@ -59,7 +59,7 @@ QVariant WhoTouchedModel::data(const QModelIndex& index, int role) const {
   bool isEvent = index.internalId() == 0;
   const Touch& t = m_touches[static_cast<size_t>(touchOf(index))];
   if (isEvent) {
-    const db::EventRow& r = t.event.row;
+    const EventRow& r = t.event.row;
     switch (role) {
       case Qt::DisplayRole:
         switch (index.column()) {

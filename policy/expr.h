@@ -34,8 +34,8 @@
 #include <string_view>
 #include <vector>
 
+#include "base/result.h"
 #include "policy/event.h"
-#include "policy/result.h"
 
 namespace cb {
 

@@ -16,7 +16,7 @@
 #include <string_view>
 #include <vector>
 
-#include "policy/result.h"
+#include "base/result.h"
 
 namespace cb {
 

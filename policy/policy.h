@@ -16,10 +16,10 @@
 #include <string_view>
 #include <vector>
 
+#include "base/result.h"
 #include "policy/event.h"
 #include "policy/expr.h"
 #include "policy/glob.h"
-#include "policy/result.h"
 
 namespace cb {
 

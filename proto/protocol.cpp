@@ -114,12 +114,12 @@ E enum_by_name(const Obj& o, const char* key, std::string_view (*name)(E), const
 
 constexpr Source kSources[] = {Source::Seccomp, Source::Ebpf, Source::Supervisor};
 constexpr Layer kLayers[] = {Layer::None, Layer::Notify, Layer::Filter, Layer::Mount, Layer::Landlock};
-constexpr db::SessionState kStates[] = {db::SessionState::Running, db::SessionState::Ended, db::SessionState::Aborted};
+constexpr SessionState kStates[] = {SessionState::Running, SessionState::Ended, SessionState::Aborted};
 
 json null_if(int64_t v, bool is_null) { return is_null ? json(nullptr) : json(v); }
 
-db::EventRow decode_event(const Obj& o, int64_t* session) {
-  db::EventRow r;
+EventRow decode_event(const Obj& o, int64_t* session) {
+  EventRow r;
   Event& ev = r.ev;
   if (session) *session = o.i64("session");
   r.seq = o.u64("seq");
@@ -165,11 +165,11 @@ db::EventRow decode_event(const Obj& o, int64_t* session) {
 
 db::SessionSummary decode_session(const Obj& o) {
   db::SessionSummary s;
-  db::SessionStart& st = s.start;
+  SessionStart& st = s.start;
   s.id = o.i64("id");
   st.uuid = o.str("uuid");
   st.name = o.str("name");
-  s.state = enum_by_name(o, "state", db::session_state_name, kStates, db::SessionState::Running);
+  s.state = enum_by_name(o, "state", session_state_name, kStates, SessionState::Running);
   st.argv = o.bytes_array("argv");
   st.cwd = o.bytes("cwd");
   st.uid = static_cast<uint32_t>(o.u64("uid"));
@@ -179,7 +179,7 @@ db::SessionSummary decode_session(const Obj& o) {
   st.policy_hash = o.str("policy_hash");
   st.started_ns = o.i64("started_ns");
   if (o.has("ended_ns")) {
-    db::SessionEnd e;
+    SessionEnd e;
     e.ended_ns = o.i64("ended_ns");
     e.exit_status = o.i32("exit_status", -1);
     e.exit_signal = o.i32("exit_signal");
@@ -200,8 +200,8 @@ db::SessionSummary decode_session(const Obj& o) {
   return s;
 }
 
-db::ApprovalRow decode_approval(const Obj& o) {
-  db::ApprovalRow a;
+ApprovalRow decode_approval(const Obj& o) {
+  ApprovalRow a;
   a.asked_ns = o.i64("asked_ns");
   a.answered_ns = o.i64("answered_ns");
   a.answered_by = o.str("answered_by");
@@ -296,7 +296,7 @@ Message decode_object(const json& j) {
     m.end.ended_ns = o.i64("ended_ns");
     m.end.exit_status = o.i32("exit_status", -1);
     m.end.exit_signal = o.i32("exit_signal");
-    m.end.state = enum_by_name(o, "state", db::session_state_name, kStates, db::SessionState::Ended);
+    m.end.state = enum_by_name(o, "state", session_state_name, kStates, SessionState::Ended);
     return m;
   }
   if (type == "welcome") return Welcome{o.i32("version", 0), o.str("server"), o.str("name")};
@@ -403,7 +403,7 @@ struct Encoder {
             {"ended_ns", m.end.ended_ns},
             {"exit_status", null_if(m.end.exit_status, m.end.exit_status < 0)},
             {"exit_signal", null_if(m.end.exit_signal, m.end.exit_signal == 0)},
-            {"state", db::session_state_name(m.end.state)}};
+            {"state", session_state_name(m.end.state)}};
   }
   json operator()(const Welcome& m) const {
     return {{"type", "welcome"}, {"version", m.version}, {"server", text(m.server)}, {"name", text(m.name)}};

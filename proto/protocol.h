@@ -3,7 +3,7 @@
 // program that answers prompts (the server).
 //
 // This library only turns messages into lines and lines into messages; the
-// sockets live with their owners (tracer/gui_client.cpp, gui/).  Records
+// sockets live with their owners (ask/gui_client.cpp, gui/).  Records
 // reuse db/json.h's shapes, so an event on the wire looks exactly like a line
 // of `cottonbox events --json` and of the GUI's export.
 //
@@ -19,8 +19,8 @@
 #include <variant>
 #include <vector>
 
+#include "base/result.h"
 #include "db/store.h"
-#include "policy/result.h"
 
 namespace cb::proto {
 
@@ -45,24 +45,24 @@ struct Hello {
 
 struct EventMsg {
   int64_t session = 0;
-  db::EventRow row;
+  EventRow row;
 };
 
 struct ProcessMsg {
   int64_t session = 0;
-  db::ProcessRow row;
+  ProcessRow row;
 };
 
 struct ExecMsg {
-  db::ProcessExec exec;
+  ProcessExec exec;
 };
 
 struct ExitMsg {
-  db::ProcessExit exit;
+  ProcessExit exit;
 };
 
 struct ApprovalMsg {
-  db::ApprovalRow approval;
+  ApprovalRow approval;
 };
 
 struct DegradedMsg {
@@ -85,7 +85,7 @@ struct AskMsg {
   uint64_t ask_id = 0;  // unique within the connection
   int64_t session = 0;
   std::string session_name;
-  db::EventRow row;              // the event; row.verdict holds the rule id and message
+  EventRow row;                  // the event; row.verdict holds the rule id and message
   std::vector<ChainLink> chain;  // the asking process first, then its parent, ...
   std::string summary;           // "delete 1 file"
   uint32_t count = 1;            // requests folded into this ask
@@ -107,7 +107,7 @@ struct AskCancel {
 
 struct EndMsg {
   int64_t session = 0;
-  db::SessionEnd end;
+  SessionEnd end;
 };
 
 // ------------------------------------------------------------ server -> client

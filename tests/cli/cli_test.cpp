@@ -768,7 +768,7 @@ TEST_F(Session, SigtermReachesTheCommandAndTheTrailIsFlushed) {
   auto s = (*r)->sessions();
   ASSERT_TRUE(s.ok());
   ASSERT_EQ(s->size(), 1u);
-  EXPECT_EQ(s->front().state, cb::db::SessionState::Ended);
+  EXPECT_EQ(s->front().state, cb::SessionState::Ended);
   EXPECT_EQ(s->front().denials, 1u);
 }
 
@@ -860,7 +860,7 @@ TEST_F(Session, IfTheSupervisorDiesTheSessionDiesWithItAndIsMarkedAborted) {
   auto s = (*r)->sessions();
   ASSERT_TRUE(s.ok());
   ASSERT_EQ(s->size(), 1u);
-  EXPECT_EQ(s->front().state, cb::db::SessionState::Aborted);
+  EXPECT_EQ(s->front().state, cb::SessionState::Aborted);
   EXPECT_EQ(s->front().denials, 1u) << "the trail holds the session up to its last committed event";
   expect_intact();
 }

@@ -15,8 +15,8 @@ namespace cb::gui::test {
 
 // Plausible records.
 std::shared_ptr<const ProcessInfo> proc(uint64_t procId, int32_t pid, const std::string& comm);
-db::EventRow makeEvent(uint64_t seq, Action a, const std::string& path, std::shared_ptr<const ProcessInfo> p,
-                       Decision verdict = Decision::Allow, bool allowed = true, const std::string& rule = {});
+EventRow makeEvent(uint64_t seq, Action a, const std::string& path, std::shared_ptr<const ProcessInfo> p,
+                   Decision verdict = Decision::Allow, bool allowed = true, const std::string& rule = {});
 proto::AskMsg ask(uint64_t id, const std::string& path, int64_t deadlineFromNowMs, const std::string& rule = "ask-rule",
                   const std::string& comm = "rm");
 int64_t nowNs();

@@ -25,9 +25,9 @@ std::shared_ptr<const ProcessInfo> proc(uint64_t procId, int32_t pid, const std:
   return p;
 }
 
-db::EventRow makeEvent(uint64_t seq, Action a, const std::string& path, std::shared_ptr<const ProcessInfo> p,
-                       Decision verdict, bool allowed, const std::string& rule) {
-  db::EventRow r;
+EventRow makeEvent(uint64_t seq, Action a, const std::string& path, std::shared_ptr<const ProcessInfo> p,
+                   Decision verdict, bool allowed, const std::string& rule) {
+  EventRow r;
   r.seq = seq;
   r.ev.ts_ns = nowNs();
   r.ev.pid = p ? p->pid : 0;

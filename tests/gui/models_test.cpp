@@ -55,8 +55,8 @@ db::SessionSummary summary(int64_t id, const std::string& uuid, int64_t started)
   s.start.argv = {"agent", "--task", std::to_string(id)};
   s.start.cwd = "/p";
   s.start.started_ns = started;
-  s.state = db::SessionState::Ended;
-  s.end = db::SessionEnd{started + 5, 0, 0, db::SessionState::Ended};
+  s.state = SessionState::Ended;
+  s.end = SessionEnd{started + 5, 0, 0, SessionState::Ended};
   s.events = static_cast<uint64_t>(id) * 10;
   return s;
 }
@@ -202,7 +202,7 @@ void ModelsTest::eventFilterMatchesWhatUsersType() {
   items.push_back(
       {0, 1, makeEvent(2, Action::FileDelete, "/p/src/a.c", tar, Decision::Deny, false, "protect-src"), {}});
   items.push_back({0, 1, makeEvent(3, Action::FileWrite, "/p/notes.txt", py, Decision::Log, true, "log-writes"), {}});
-  db::EventRow ren = makeEvent(4, Action::FileRename, "/p/src", mv, Decision::Ask, true, "ask-rename");
+  EventRow ren = makeEvent(4, Action::FileRename, "/p/src", mv, Decision::Ask, true, "ask-rename");
   ren.ev.target = "/tmp/src";
   items.push_back({0, 1, ren, {}});
   items.push_back({0, 1, makeEvent(5, Action::ProcExec, "/usr/bin/make", rm), {}});
@@ -290,20 +290,20 @@ void ModelsTest::processTreeFromDatabaseAndLive() {
 
   // Live: a child under cc, an orphan at the top, exec, exit, counts.
   m.setLive(true);
-  db::ProcessRow r5 = stored(5, 3, 14, "as").row;
+  ProcessRow r5 = stored(5, 3, 14, "as").row;
   m.addProcess(r5);
   QCOMPARE(m.rowCount(m.indexOf(3)), 1);
-  db::ProcessRow r9 = stored(9, 42, 99, "daemon").row;
+  ProcessRow r9 = stored(9, 42, 99, "daemon").row;
   m.addProcess(r9);
   QCOMPARE(m.rowCount(), 2);
   m.addProcess(r5);  // again: no duplicate
   QCOMPARE(m.rowCount(m.indexOf(3)), 1);
-  m.execProcess(db::ProcessExec{5, nowNs(), "ld", "/usr/bin/ld", {"ld", "-o", "x"}});
+  m.execProcess(ProcessExec{5, nowNs(), "ld", "/usr/bin/ld", {"ld", "-o", "x"}});
   QCOMPARE(m.data(m.indexOf(5)).toString(), QStringLiteral("ld"));
   QCOMPARE(m.data(m.indexOf(5, ProcessTreeModel::ExitColumn)).toString(), QStringLiteral("running"));
-  m.exitProcess(db::ProcessExit{5, nowNs(), 1, 0});
+  m.exitProcess(ProcessExit{5, nowNs(), 1, 0});
   QCOMPARE(m.data(m.indexOf(5, ProcessTreeModel::ExitColumn)).toString(), QStringLiteral("1"));
-  m.exitProcess(db::ProcessExit{4, nowNs(), -1, 9});
+  m.exitProcess(ProcessExit{4, nowNs(), -1, 9});
   QCOMPARE(m.data(m.indexOf(4, ProcessTreeModel::ExitColumn)).toString(), QStringLiteral("killed by SIGKILL"));
   QSignalSpy changed(&m, &QAbstractItemModel::dataChanged);
   for (int i = 0; i < 500; ++i) m.countEvent(3, i % 5 == 0);
@@ -326,20 +326,20 @@ void ModelsTest::sessionListMergesLiveAndStored() {
 
   proto::Hello h2;
   h2.session = summary(2, "u2", 200);
-  h2.session.state = db::SessionState::Running;
+  h2.session.state = SessionState::Running;
   h2.session.end.reset();
   LiveSession live2(1, h2);
   m.addLive(&live2);
   QCOMPARE(m.rowCount(), 3);  // the same session, now live
   QCOMPARE(m.stateText(m.row(m.rowOf(QStringLiteral("u2")))), QStringLiteral("running"));
-  live2.apply(proto::EndMsg{2, db::SessionEnd{300, 125, 0, db::SessionState::Aborted}});
+  live2.apply(proto::EndMsg{2, SessionEnd{300, 125, 0, SessionState::Aborted}});
   QCOMPARE(m.stateText(m.row(m.rowOf(QStringLiteral("u2")))), QStringLiteral("aborted"));
 
   proto::Hello h4;
   h4.session = summary(4, "u4", 400);
   h4.session.start.observe = true;
   h4.session.degraded = {"no Landlock"};
-  h4.session.state = db::SessionState::Running;
+  h4.session.state = SessionState::Running;
   h4.session.end.reset();
   LiveSession live4(2, h4);
   m.addLive(&live4);
@@ -358,7 +358,7 @@ void ModelsTest::sessionListMergesLiveAndStored() {
   QCOMPARE(m.data(m.index(0, SessionListModel::AsksColumn)).toString(), QStringLiteral("1"));
   QVERIFY(m.data(m.index(0, SessionListModel::StateColumn)).toString().contains(QStringLiteral("1 asking")));
   live4.apply(proto::AskCancel{7, "timeout"});
-  db::EventRow denied = ask.row;
+  EventRow denied = ask.row;
   live4.apply(proto::EventMsg{4, denied});  // the answer's event: still one ask
   QCOMPARE(live4.asks(), 1u);
 
@@ -400,7 +400,7 @@ void ModelsTest::auditDatabaseReviewAndExport() {
   {
     auto w = db::Writer::open(path);
     QVERIFY(w);
-    db::SessionStart ss;
+    SessionStart ss;
     ss.uuid = "uuid-review";
     ss.name = "review";
     ss.argv = {"sh", "-c", "rm keep/a"};
@@ -412,13 +412,13 @@ void ModelsTest::auditDatabaseReviewAndExport() {
     QVERIFY(s);
     sid = *s;
     auto sh = proc(1, 10, "sh"), rm = proc(2, 11, "rm");
-    (*w)->add_process(sid, db::ProcessRow{1, 0, 10, 9, 0, "sh", "/bin/sh", {"sh", "-c", "rm keep/a"}, "/p", nowNs()});
-    (*w)->add_process(sid, db::ProcessRow{2, 1, 11, 10, 0, "rm", "/bin/rm", {"rm", "keep/a"}, "/p", nowNs()});
-    db::EventRow denied = makeEvent(1, Action::FileDelete, "/p/keep/a", rm, Decision::Ask, false, "ask-keep");
+    (*w)->add_process(sid, ProcessRow{1, 0, 10, 9, 0, "sh", "/bin/sh", {"sh", "-c", "rm keep/a"}, "/p", nowNs()});
+    (*w)->add_process(sid, ProcessRow{2, 1, 11, 10, 0, "rm", "/bin/rm", {"rm", "keep/a"}, "/p", nowNs()});
+    EventRow denied = makeEvent(1, Action::FileDelete, "/p/keep/a", rm, Decision::Ask, false, "ask-keep");
     (*w)->add_event(sid, denied);
     (*w)->add_event(sid, makeEvent(2, Action::FileWrite, "/p/notes", sh));
-    (*w)->add_approval(sid, db::ApprovalRow{1, nowNs(), nowNs(), "gui", "deny-once", ""});
-    QVERIFY((*w)->end_session(sid, db::SessionEnd{nowNs(), 0, 0, db::SessionState::Ended}));
+    (*w)->add_approval(sid, ApprovalRow{1, nowNs(), nowNs(), "gui", "deny-once", ""});
+    QVERIFY((*w)->end_session(sid, SessionEnd{nowNs(), 0, 0, SessionState::Ended}));
   }
   AuditDatabase adb;
   QString error;

@@ -14,7 +14,7 @@
 #include "gui/rules.h"
 #include "gui_tests.h"
 #include "policy/policy.h"
-#include "tracer/session.h"
+#include "session/session.h"
 
 Q_DECLARE_METATYPE(cb::proto::Answer)
 Q_DECLARE_METATYPE(cb::gui::Prompt)

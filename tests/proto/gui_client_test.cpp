@@ -1,7 +1,7 @@
 // The supervisor's side of the GUI connection, against a scripted server on a
 // real Unix socket: the handshake, asks and answers, folding updates, a slow
 // GUI (events dropped and counted, asks never), a GUI that goes away.
-#include "tracer/gui_client.h"
+#include "ask/gui_client.h"
 
 #include <gtest/gtest.h>
 #include <poll.h>
@@ -19,8 +19,8 @@
 #include <mutex>
 #include <thread>
 
+#include "base/fd.h"
 #include "proto/protocol.h"
-#include "tracer/fd.h"
 
 namespace cb {
 namespace {
@@ -118,8 +118,8 @@ class FakeServer {
   proto::LineReader reader_;
 };
 
-db::SessionStart session_start() {
-  db::SessionStart s;
+SessionStart session_start() {
+  SessionStart s;
   s.uuid = "u-1";
   s.name = "agent";
   s.argv = {"sh", "-c", "rm build/x.o"};
@@ -212,7 +212,7 @@ TEST(GuiClient, AnnouncesAsksAndDeliversAnswers) {
   Answers answers;
   answers.attach(gui);
 
-  db::ProcessRow pr;
+  ProcessRow pr;
   pr.proc_id = 1;
   pr.comm = "sh";
   gui.process(pr);
@@ -293,7 +293,7 @@ TEST(GuiClient, AnnouncesAsksAndDeliversAnswers) {
   EXPECT_EQ(c1->reason, "timeout");
   EXPECT_EQ(c2->reason, "ended");
 
-  gui.session_end({now_ns(), 0, 0, db::SessionState::Ended});
+  gui.session_end({now_ns(), 0, 0, SessionState::Ended});
   auto e = s.next_of<proto::EndMsg>();
   ASSERT_TRUE(e);
   EXPECT_EQ(e->session, 3);
@@ -311,7 +311,7 @@ TEST(GuiClient, ASlowGuiLosesEventsNeverAsks) {
   GuiClient& gui = **c;
 
   // The server reads nothing for now: the socket buffer fills, then the queue.
-  db::EventRow row;
+  EventRow row;
   row.ev.action = Action::FileWrite;
   row.ev.path = "/home/u/proj/" + std::string(200, 'f');
   auto t0 = std::chrono::steady_clock::now();
@@ -324,7 +324,7 @@ TEST(GuiClient, ASlowGuiLosesEventsNeverAsks) {
   // The supervisor never waits on the GUI.
   EXPECT_LT(std::chrono::steady_clock::now() - t0, 2s);
 
-  gui.session_end({now_ns(), 0, 0, db::SessionState::Ended});  // bounded wait, the GUI is stuck
+  gui.session_end({now_ns(), 0, 0, SessionState::Ended});  // bounded wait, the GUI is stuck
   uint64_t events = 0, dropped = 0, last_seq = 0;
   bool ask = false, end = false, ordered = true;
   while (auto m = s.next(2000)) {
@@ -366,11 +366,11 @@ TEST(GuiClient, AGuiThatGoesAwayStopsDelivery) {
   for (int i = 0; i < 100 && gui.connected(); ++i) std::this_thread::sleep_for(10ms);
   EXPECT_FALSE(gui.connected());
   // Nothing blocks, nothing is answered: the supervisor's deadline decides.
-  db::EventRow row;
+  EventRow row;
   for (int i = 0; i < 1000; ++i) gui.event(row);
   gui.ask(ask_request(2, now_ns() + 60'000'000'000));
   auto t0 = std::chrono::steady_clock::now();
-  gui.session_end({now_ns(), 0, 0, db::SessionState::Ended});
+  gui.session_end({now_ns(), 0, 0, SessionState::Ended});
   EXPECT_LT(std::chrono::steady_clock::now() - t0, 500ms);
   std::lock_guard<std::mutex> g(answers.mu);
   EXPECT_TRUE(answers.got.empty());

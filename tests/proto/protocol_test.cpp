@@ -13,8 +13,8 @@ using nlohmann::json;
 
 constexpr int64_t kTs = 1795985482'123456789;
 
-db::EventRow sample_event() {
-  db::EventRow r;
+EventRow sample_event() {
+  EventRow r;
   r.seq = 42;
   r.ev.ts_ns = kTs;
   r.ev.pid = 4001;
@@ -80,7 +80,7 @@ AskMsg sample_ask() {
 }
 
 std::vector<Message> every_message() {
-  db::ProcessRow pr;
+  ProcessRow pr;
   pr.proc_id = 7;
   pr.parent_proc_id = 6;
   pr.pid = 4001;
@@ -91,7 +91,7 @@ std::vector<Message> every_message() {
   pr.argv = {"tar", "x"};
   pr.cwd = "/home/u/proj";
   pr.started_ns = kTs;
-  db::ApprovalRow ap{42, kTs, kTs + 5, "gui", "allow-always", "- id: x\n  action: file.delete\n"};
+  ApprovalRow ap{42, kTs, kTs + 5, "gui", "allow-always", "- id: x\n  action: file.delete\n"};
   Answer always{5, true, Scope::Always, "  - id: u1\n    action: file.delete\n", "alice", false};
   Answer timeout{6, false, Scope::Once, "", "", true};
   return {
@@ -107,8 +107,8 @@ std::vector<Message> every_message() {
       sample_ask(),
       AskUpdate{5, 240, "delete 240 files under build/"},
       AskCancel{5, "timeout"},
-      EndMsg{3, {kTs, 0, 0, db::SessionState::Ended}},
-      EndMsg{3, {kTs, 137, 9, db::SessionState::Aborted}},
+      EndMsg{3, {kTs, 0, 0, SessionState::Ended}},
+      EndMsg{3, {kTs, 137, 9, SessionState::Aborted}},
       Welcome{kVersion, "cottonbox-gui 0.1.0", "gui"},
       Answer{5, false, Scope::Tree, "", "", false},
       always,

@@ -13,8 +13,8 @@
 
 #include <string>
 
-#include "tracer/carry.h"
-#include "tracer/resolve.h"
+#include "notify/carry.h"
+#include "notify/resolve.h"
 
 namespace cb {
 namespace {

@@ -13,7 +13,7 @@
 #include <string>
 
 #include "cottonbox.skel.h"
-#include "tracer/core_btf.h"
+#include "trace/core_btf.h"
 
 namespace cb {
 namespace {

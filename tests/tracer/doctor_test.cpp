@@ -6,7 +6,7 @@
 #include <regex>
 #include <sstream>
 
-#include "tracer/doctor.h"
+#include "commands/doctor.h"
 
 namespace cb {
 namespace {

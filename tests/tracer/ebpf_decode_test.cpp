@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
-#include "tracer/ebpf_decode.h"
-#include "tracer/syscalls.h"
-#include "tracer/trace_events.h"
+#include "syscalls/names.h"
+#include "trace/ebpf_decode.h"
+#include "trace/trace_events.h"
 
 namespace cb {
 namespace {

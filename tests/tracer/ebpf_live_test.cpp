@@ -30,10 +30,10 @@
 #include <string>
 #include <vector>
 
+#include "base/fd.h"
+#include "host/features.h"
 #include "tests/support/host_features.h"
-#include "tracer/ebpf.h"
-#include "tracer/fd.h"
-#include "tracer/features.h"
+#include "trace/ebpf.h"
 
 namespace cb {
 namespace {

@@ -6,9 +6,9 @@
 #include <cstdlib>
 #include <string>
 
+#include "host/features.h"
 #include "tests/support/host_features.h"
-#include "tracer/ebpf.h"
-#include "tracer/features.h"
+#include "trace/ebpf.h"
 
 namespace cb {
 namespace {

@@ -1,0 +1,176 @@
+#include "commands/check.h"
+
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include "notify/carry.h"
+#include "plan/plan.h"
+#include "session/session.h"
+#include "trace/core_btf.h"
+
+namespace cb {
+namespace {
+
+std::vector<std::string> action_list(ActionMask m) {
+  std::vector<std::string> v;
+  for (int i = 0; i < static_cast<int>(Action::Count); ++i)
+    if (m & (ActionMask{1} << i)) v.emplace_back(action_name(static_cast<Action>(i)));
+  return v;
+}
+
+std::vector<std::string> notified_families(const FilterSpec& f) {
+  std::vector<std::string> v;
+  auto add = [&](bool on, const char* what) {
+    if (on) v.emplace_back(what);
+  };
+  add(f.read_opens, "every open");
+  add(!f.read_opens && f.write_opens, "opens for writing, creating or truncating");
+  add(!f.read_opens && !f.write_opens && f.create_opens, "opens that create");
+  add(f.deletes, "unlink/rmdir");
+  add(f.renames, "rename");
+  add(f.hard_links, "link");
+  add(f.symlinks, "symlink");
+  add(f.creates, "mkdir");
+  add(f.truncates, "truncate");
+  add(f.attrs, "chmod/chown/utimes/xattr");
+  add(f.any_file(), "chattr (the FS_IOC_SETFLAGS/FSSETXATTR ioctls)");
+  add(f.execs, "execve");
+  add(f.signals, "signals");
+  add(f.net, "connect/bind");
+  add(f.cred_changes, "credential changes (the setuid family, capset)");
+  v.emplace_back("guards (io_uring_setup, mount family, namespaces, ptrace, kernel facilities, mknod)");
+  return v;
+}
+
+}  // namespace
+
+int run_check(const std::vector<std::string>& policy_files, const std::map<std::string, std::string>& vars,
+              const std::string& db_path, bool json, std::ostream& out) {
+  std::vector<std::string> files = policy_files.empty() ? default_policy_files() : policy_files;
+  auto p = load_policies(files, vars);
+  if (!p) return 125;
+
+  // The same built-ins `run` adds, for the same files.
+  SelfProtection sp;
+  for (const char* suffix : {"", "-wal", "-shm", "-journal"}) sp.protected_files.push_back(db_path + suffix);
+  for (auto& f : p->files) sp.protected_files.push_back(f);
+  if (const char* rt = getenv("XDG_RUNTIME_DIR"); rt && *rt)
+    sp.protected_dirs.push_back(std::string(rt) + "/cottonbox");
+  if (struct stat st; stat(core_btf_dir().c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+    sp.protected_dirs.push_back(core_btf_dir());
+  add_self_protection(*p, sp);
+
+  PlanInput in;
+  in.root = getuid() == 0;
+  in.mount_layer = true;  // user namespaces or root; `run` falls back and says so if not
+  in.ebpf = in.root;
+  in.self_files = sp.protected_files;
+  in.blocker_file = "(an empty read-only file)";  // shown, never mounted here
+  in.hidden_dirs = sp.protected_dirs;
+  Plan plan = make_plan(*p, in);
+  std::vector<std::string> carried;
+  for (int a = 0; a < static_cast<int>(Action::Count); ++a)
+    if (plan.kernel_carried & bit(static_cast<Action>(a))) carried.emplace_back(action_name(static_cast<Action>(a)));
+
+  // With the tracer recording, these continue as soon as the supervisor
+  // has seen where they land (notify/carry.h).
+  std::vector<std::string> at_once;
+  if (in.ebpf) {
+    auto allowed = [&](CarryShape::Kind kind, bool check_final) {
+      return short_way_allowed(plan.kernel_carried, CarryShape{kind, 0, 0, check_final});
+    };
+    if (allowed(CarryShape::Create, true))
+      at_once.emplace_back("opens that create, mkdir and symlink outside every read-only tree");
+    else if (allowed(CarryShape::Create, false))
+      at_once.emplace_back("O_EXCL opens, mkdir and symlink outside every read-only tree");
+  }
+
+  auto layer_of = [&](const Rule& r) -> std::pair<std::string, std::string> {
+    for (const auto& l : plan.layers)
+      if (l.rule_id == r.id) return {l.layer, l.detail};
+    if (r.decision == Decision::Allow) return {"none", "allowing needs no enforcement"};
+    if (r.decision == Decision::Log)
+      return {in.ebpf ? "tracer" : "notify", in.ebpf ? "recorded by the eBPF tracer" : "recorded by the supervisor"};
+    return {"notify", ""};
+  };
+
+  if (json) {
+    nlohmann::json j;
+    j["files"] = p->files;
+    j["hash"] = p->hash;
+    j["default"] = std::string(decision_name(p->default_decision));
+    j["rules"] = nlohmann::json::array();
+    for (const Rule& r : p->rules) {
+      nlohmann::json jr;
+      jr["id"] = r.id;
+      jr["decision"] = std::string(decision_name(r.decision));
+      jr["actions"] = action_list(r.actions);
+      std::vector<std::string> paths;
+      for (const auto& g : r.paths) paths.push_back(g.text());
+      jr["paths"] = paths;
+      jr["processes"] = r.processes;
+      jr["when"] = r.when_text.empty() ? nlohmann::json() : nlohmann::json(r.when_text);
+      jr["message"] = r.message;
+      jr["builtin"] = r.builtin;
+      if (r.loc.line) jr["location"] = r.loc.file + ":" + std::to_string(r.loc.line) + ":" + std::to_string(r.loc.col);
+      auto [layer, detail] = layer_of(r);
+      jr["layer"] = layer;
+      jr["layer_detail"] = detail;
+      j["rules"].push_back(jr);
+    }
+    j["notified"] = notified_families(plan.filter);
+    nlohmann::json mounts = nlohmann::json::array();
+    for (const auto& m : plan.mounts) {
+      const char* kind = m.kind == MountKind::RoBind      ? "read-only"
+                         : m.kind == MountKind::HideDir   ? "hidden"
+                         : m.kind == MountKind::BlockNode ? "raw disk blocked"
+                                                          : "procfs";
+      mounts.push_back({{"kind", kind}, {"path", m.path}});
+    }
+    j["mounts"] = mounts;
+    j["kernel_carried"] = carried;
+    j["continued_at_once"] = at_once;
+    j["notes"] = plan.notes;
+    j["weakened"] = plan.weakened;
+    out << j.dump(2) << "\n";
+    return 0;
+  }
+
+  out << "policy OK: " << p->files.size() << (p->files.size() == 1 ? " file" : " files") << ", " << p->rules.size()
+      << " rules (with cottonbox's built-ins), default " << decision_name(p->default_decision) << "\n";
+  for (auto& f : p->files) out << "  " << f << "\n";
+  out << "\n";
+  for (const Rule& r : p->rules) {
+    out << describe_rule(r);
+    auto [layer, detail] = layer_of(r);
+    out << "  layer:    " << layer << (detail.empty() ? "" : " — " + detail) << "\n\n";
+  }
+  out << "Kernel layers in a session:\n";
+  for (const auto& m : plan.mounts) {
+    const char* kind = m.kind == MountKind::RoBind      ? "read-only   "
+                       : m.kind == MountKind::HideDir   ? "hidden      "
+                       : m.kind == MountKind::BlockNode ? "raw disk off"
+                                                        : "fresh procfs";
+    out << "  " << kind << "  " << m.path << "\n";
+  }
+  out << "\nReaching the supervisor (everything else never leaves the kernel):\n";
+  for (const auto& f : notified_families(plan.filter)) out << "  " << f << "\n";
+  if (!carried.empty()) {
+    out << "\nAllowed, then carried out by the kernel itself (every refusal of them is a read-only mount's):\n ";
+    for (const auto& a : carried) out << " " << a;
+    out << "\n";
+  }
+  if (!at_once.empty()) {
+    out << "\nOf what reaches it, let through at once while the eBPF tracer records (the tracer's record\n"
+           "is the audit row; not when another mount shows a protected tree):\n";
+    for (const auto& a : at_once) out << "  " << a << "\n";
+  }
+  for (const auto& n : plan.notes) out << "\nnote: " << n << "\n";
+  for (const auto& w : plan.weakened) out << "\nweakened: " << w << "\n";
+  return 0;
+}
+
+}  // namespace cb

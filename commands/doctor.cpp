@@ -1,0 +1,154 @@
+#include "commands/doctor.h"
+
+#include <nlohmann/json.hpp>
+
+namespace cb {
+
+namespace {
+
+std::string join(const std::vector<std::string>& parts, const char* sep) {
+  std::string out;
+  for (const auto& p : parts) {
+    if (!out.empty()) out += sep;
+    out += p;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<Capability> capabilities(const Features& f) {
+  std::vector<Capability> caps;
+  auto add = [&caps](std::string id, std::string name, bool ok, std::string detail, std::string effect,
+                     bool essential = false) {
+    caps.push_back({std::move(id), std::move(name), ok, std::move(detail), std::move(effect), essential});
+  };
+
+  add("seccomp_notify", "seccomp user-notify", f.seccomp_notify,
+      f.seccomp_notify ? "SECCOMP_RET_USER_NOTIF with a listener" : "the kernel refuses a notifying filter",
+      f.seccomp_notify ? "every guarded syscall is decided by the supervisor before it runs"
+                       : "cottonbox cannot supervise anything here: `cottonbox run` refuses to start",
+      true);
+  add("seccomp_sync_wakeup", "seccomp sync wake-up", f.seccomp_sync_wakeup,
+      f.seccomp_sync_wakeup ? "SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP"
+                            : "no SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP (Linux 6.6)",
+      f.seccomp_sync_wakeup
+          ? "a decision costs one switch to the supervisor and back"
+          : "decisions work, with a scheduler round trip each (slower); sessions are marked degraded");
+  add("seccomp_killable_recv", "seccomp killable wait", f.seccomp_killable_recv,
+      f.seccomp_killable_recv ? "SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV"
+                              : "no SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV (Linux 5.19)",
+      f.seccomp_killable_recv
+          ? "a syscall being decided is not torn by non-fatal signals"
+          : "a signal can interrupt a syscall waiting for its decision, and the command retries it");
+
+  std::vector<std::string> offers;
+  if (f.bpf_tracepoint) offers.push_back("tracepoints");
+  if (f.bpf_ringbuf) offers.push_back("ringbuf");
+  if (f.btf) offers.push_back("BTF");
+  add("ebpf", "eBPF tracer", f.ebpf, f.ebpf ? join(offers, ", ") : f.ebpf_detail,
+      f.ebpf ? "full recording: every process, exec, exit, file, network and signal action of the session; "
+               "while a session records, every syscall on this host passes the tracer's two raw tracepoint "
+               "programs, which stop at their first tests for anything outside the session (about 0.2 µs a "
+               "syscall on the reference VM: bench/README.md)"
+             : "cottonbox runs seccomp-only (decisions, not the full record) and marks sessions degraded");
+  add("btf", "kernel BTF", f.btf, f.btf ? "/sys/kernel/btf/vmlinux" : "no /sys/kernel/btf/vmlinux",
+      f.btf ? "the tracer's CO-RE programs adapt to this kernel's structures"
+            : "the eBPF tracer cannot load; seccomp-only");
+  add("tracefs", "tracefs", f.tracefs_usable,
+      !f.tracefs.empty() ? "mounted at " + f.tracefs
+      : f.tracefs_usable ? "not mounted; a private instance can be made"
+                         : "not mounted, and no private instance can be made",
+      f.tracefs_usable ? "the tracer learns from it which tracepoints this kernel has (nothing is mounted on the host)"
+                       : "the eBPF tracer cannot start; seccomp-only");
+  add("bpffs", "bpffs", !f.bpffs.empty(), f.bpffs.empty() ? "not mounted" : "mounted at " + f.bpffs,
+      "not needed: cottonbox pins nothing, its programs live as long as the supervisor");
+  add("cgroup2", "cgroup v2", !f.cgroup2.empty(), f.cgroup2.empty() ? "not mounted" : "mounted at " + f.cgroup2,
+      "not needed: the tracer follows the session by its process tree, not by cgroup");
+
+  add("landlock", "Landlock", f.landlock_abi > 0,
+      f.landlock_abi > 0 ? "ABI " + std::to_string(f.landlock_abi) : f.landlock_detail,
+      f.landlock_abi >= 6  ? "a kernel layer under the supervisor, also scoping signals to the session"
+      : f.landlock_abi > 0 ? "a kernel layer under the supervisor; signals are scoped by the supervisor (needs ABI 6)"
+                           : "no Landlock layer: rules rest on seccomp and the mount layer");
+
+  std::string uring_detail;
+  if (!f.io_uring)
+    uring_detail = "not in this kernel";
+  else if (f.io_uring_disabled == 2)
+    uring_detail = "disabled (kernel.io_uring_disabled=2)";
+  else if (f.io_uring_disabled == 1)
+    uring_detail = "restricted to a group (kernel.io_uring_disabled=1)";
+  else
+    uring_detail = "enabled";
+  uring_detail += f.io_uring_tracepoint ? "; submissions tracepoint present" : "; no submissions tracepoint";
+  bool uring_usable = f.io_uring && f.io_uring_disabled != 2;
+  add("io_uring", "io_uring", uring_usable, uring_detail,
+      !uring_usable ? "nothing can go around syscall rules through io_uring"
+      : f.io_uring_tracepoint
+          ? "denied in sessions (ENOSYS, programs fall back) unless a rule allows it; allowed rings are recorded "
+            "by the tracer and the session is marked degraded"
+          : "denied in sessions (ENOSYS, programs fall back) unless a rule allows it, which marks the session "
+            "degraded; its operations are not recorded");
+  add("userns", "user namespaces", f.userns_unprivileged, f.userns_detail,
+      f.userns_unprivileged ? "non-root users get the session's own pid and mount namespaces"
+                            : "root is unaffected; non-root sessions run without their own pid and mount namespaces");
+  // The mount layer needs a private mount namespace: root, or a user
+  // namespace for everyone else.
+  bool mounts = f.root || f.userns_unprivileged;
+  add("mount_layer", "read-only mounts", mounts,
+      mounts ? (f.root ? "private mount namespace (root)" : "private mount namespace (through a user namespace)")
+             : "no private mount namespace for this user",
+      mounts ? "a rule that denies every change to a whole tree is a read-only bind mount in the session: "
+               "no round trip, no race, io_uring included; the audit database and policies are read-only too"
+             : "every rule is enforced by the supervisor alone; sessions are marked degraded");
+  add("pidfd_exit_info", "pidfd exit info", f.pidfd_exit_info,
+      f.pidfd_exit_info ? "PIDFD_INFO_EXIT" : "no PIDFD_INFO_EXIT (Linux 6.15)",
+      f.pidfd_exit_info ? "exit statuses are read from pidfds, even after init reaped the process"
+                        : "exit statuses come from the eBPF tracer, or from init for its direct children; others "
+                          "are recorded as unknown");
+  return caps;
+}
+
+int print_doctor(const Features& f, bool json, std::ostream& out) {
+  auto caps = capabilities(f);
+  bool runnable = true;
+  for (const auto& c : caps)
+    if (c.essential && !c.available) runnable = false;
+
+  if (json) {
+    nlohmann::ordered_json j;
+    j["kernel"] = f.kernel;
+    j["root"] = f.root;
+    j["runnable"] = runnable;
+    j["mode"] = !runnable ? "none" : f.ebpf ? "seccomp+ebpf" : "seccomp";
+    auto& jc = j["capabilities"];
+    jc = nlohmann::ordered_json::object();
+    for (const auto& c : caps)
+      jc[c.id] = {{"name", c.name}, {"available", c.available}, {"detail", c.detail}, {"effect", c.effect}};
+    if (!f.faked.empty()) j["faked_missing"] = f.faked;
+    out << j.dump() << "\n";
+    return runnable ? 0 : 1;
+  }
+
+  out << "cottonbox doctor: Linux " << f.kernel << (f.root ? ", as root" : ", not root") << "\n";
+  size_t width = 0;
+  for (const auto& c : caps) width = std::max(width, c.name.size());
+  for (const auto& c : caps) {
+    out << c.name << ":" << std::string(width - c.name.size() + 1, ' ');
+    if (c.available)
+      out << "available (" << c.detail << ")";
+    else
+      out << "unavailable: " << c.detail;
+    out << " — " << c.effect << "\n";
+  }
+  if (!f.faked.empty()) out << "note: COTTONBOX_FAKE_MISSING=" << join(f.faked, ",") << " (test only)\n";
+  out << (runnable ? (f.ebpf ? "cottonbox runs here with seccomp and the eBPF tracer\n"
+                             : "cottonbox runs here seccomp-only (sessions marked degraded)\n")
+                   : "cottonbox cannot run here\n");
+  return runnable ? 0 : 1;
+}
+
+int run_doctor(bool json, std::ostream& out) { return print_doctor(probe_features(), json, out); }
+
+}  // namespace cb

@@ -1,0 +1,68 @@
+#include "host/links.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sys/stat.h>
+
+namespace cb {
+
+bool collect_multilinked(const std::vector<std::string>& roots, InodeAliases& out, size_t limit,
+                         const std::atomic<bool>* stop) {
+  size_t visited = 0;
+  std::vector<std::string> stack(roots.begin(), roots.end());
+  while (!stack.empty()) {
+    if (stop && stop->load(std::memory_order_relaxed)) return true;
+    std::string dir = std::move(stack.back());
+    stack.pop_back();
+    DIR* d = opendir(dir.c_str());
+    if (!d) continue;
+    while (dirent* e = readdir(d)) {
+      if (e->d_name[0] == '.' && (!e->d_name[1] || (e->d_name[1] == '.' && !e->d_name[2]))) continue;
+      if (++visited > limit) {
+        closedir(d);
+        return false;
+      }
+      std::string p = dir == "/" ? "/" + std::string(e->d_name) : dir + "/" + e->d_name;
+      struct stat st;
+      if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW)) continue;
+      if (S_ISDIR(st.st_mode)) {
+        stack.push_back(std::move(p));
+      } else if (S_ISREG(st.st_mode) && st.st_nlink > 1) {
+        out[inode_key(st.st_dev, st.st_ino)].push_back(std::move(p));
+      }
+    }
+    closedir(d);
+  }
+  return true;
+}
+
+LinkIndex::LinkIndex(std::vector<std::string> trees, size_t limit, std::function<void(bool)> done) {
+  thread_ = std::thread([this, trees = std::move(trees), limit, done = std::move(done)] {
+    pthread_setname_np(pthread_self(), "cb-links");
+    InodeAliases m;
+    bool complete = collect_multilinked(trees, m, limit, &stop_);
+    {
+      std::lock_guard lk(mu_);
+      map_ = std::move(m);
+      ready_ = true;
+    }
+    cv_.notify_all();
+    if (done && !stop_.load()) done(complete);
+  });
+}
+
+LinkIndex::LinkIndex(InodeAliases ready) : ready_(true), map_(std::move(ready)) {}
+
+LinkIndex::~LinkIndex() {
+  stop_.store(true);
+  if (thread_.joinable()) thread_.join();
+}
+
+const InodeAliases& LinkIndex::wait() const {
+  std::unique_lock lk(mu_);
+  cv_.wait(lk, [this] { return ready_; });
+  return map_;
+}
+
+}  // namespace cb

@@ -1,0 +1,376 @@
+#include "plan/plan.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <climits>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "base/paths.h"
+#include "plan/short_way.h"
+
+namespace cb {
+namespace {
+
+bool is_under(const std::string& path, const std::string& root) { return root == "/" || path_within(path, root); }
+
+std::vector<std::string> protected_directories(const Policy& p, ActionMask actions, bool with_builtin) {
+  std::vector<std::string> out;
+  for (const Rule& r : p.rules) {
+    if ((r.builtin && !with_builtin) || !(r.decision == Decision::Deny || r.decision == Decision::Ask) ||
+        !(r.actions & actions))
+      continue;
+    for (const auto& g : r.paths) {
+      const std::string& b = g.literal_base();
+      struct stat st;
+      if (!b.empty() && b[0] == '/' && b != "/" && stat(b.c_str(), &st) == 0 && S_ISDIR(st.st_mode) &&
+          std::find(out.begin(), out.end(), b) == out.end())
+        out.push_back(b);
+    }
+  }
+  return out;
+}
+
+int rule_path_count(const Rule& r) { return static_cast<int>(r.paths.size()); }
+
+}  // namespace
+
+Plan make_plan(const Policy& p, const PlanInput& in) {
+  Plan plan;
+  ActionMask need = actions_needing_decision(p);
+  // Without the tracer, `log` rules can only see what is notified.
+  if (!in.ebpf) need |= actions_logged(p);
+
+  // ---- mount layer: read-only trees
+  constexpr ActionMask kRoBlocks = bit(Action::FileWrite) | bit(Action::FileTruncate) | bit(Action::FileDelete) |
+                                   bit(Action::FileRename) | bit(Action::FileAttr);
+  if (in.mount_layer && !in.observe) {
+    for (const StaticDenial& sd : static_denials(p)) {
+      // A read-only mount refuses writes, truncation, deletion, renames and
+      // attribute changes all at once: it enforces the rule exactly only if
+      // the rule denies all of them below the root.  Creation is handled
+      // apart (notified, and carried out through the supervisor's own view
+      // when allowed).
+      if ((sd.actions & kRoBlocks) != kRoBlocks) continue;
+      struct stat st;
+      if (stat(sd.root.c_str(), &st) || !S_ISDIR(st.st_mode)) {
+        plan.notes.push_back("rule " + sd.rule_id + ": " + sd.root +
+                             " does not exist (yet): enforced by the supervisor only");
+        continue;
+      }
+      bool nested = false;
+      for (const auto& m : plan.mounted)
+        if (is_under(sd.root, m.root)) nested = true;
+      plan.mounted.push_back(sd);
+      if (!nested) plan.mounts.push_back({MountKind::RoBind, sd.root, "", false});
+    }
+  }
+
+  // ---- other names of protected directories: bind mounts of their file
+  // system made before the session show them elsewhere.  The rules see the
+  // protected name behind such a path, and where the tree is a read-only
+  // mount, the other name is made read-only too.
+  {
+    plan.alias_of = mount_aliases(protected_directories(p, kFileMutate, true));
+    for (const auto& [alias, base] : plan.alias_of) {
+      for (const auto& m : plan.mounted) {
+        if (m.root != base) continue;
+        bool covered = false;
+        for (const auto& a : plan.aliases)
+          if (is_under(alias, a.root)) covered = true;
+        if (covered) break;
+        StaticDenial a = m;
+        a.root = alias;
+        plan.aliases.push_back(a);
+        plan.mounts.push_back({MountKind::RoBind, alias, "", true});
+        break;
+      }
+      plan.notes.push_back(base + " also shows as " + alias +
+                           " (a bind mount made before the session): "
+                           "the rules on it apply there too");
+    }
+  }
+  if (in.mount_layer) {
+    for (const auto& f : in.self_files) {
+      if (access(f.c_str(), F_OK) == 0) plan.mounts.push_back({MountKind::RoBind, f, "", false});
+    }
+    for (const auto& d : in.hidden_dirs) {
+      struct stat st;
+      if (stat(d.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) plan.mounts.push_back({MountKind::HideDir, d, "", false});
+    }
+  }
+
+  // ---- raw disks: writing the device is writing every file on it
+  std::vector<std::string> roots;
+  for (const auto& m : plan.mounted) roots.push_back(m.root);
+  for (const Rule& r : p.rules) {
+    if (r.decision != Decision::Deny || !(r.actions & kFileMutate)) continue;
+    for (const auto& g : r.paths)
+      if (!g.literal_base().empty() && g.literal_base()[0] == '/' &&
+          std::find(roots.begin(), roots.end(), g.literal_base()) == roots.end())
+        roots.push_back(g.literal_base());
+  }
+  for (const auto& f : in.self_files) roots.push_back(f);
+  std::set<std::string> blocked_nodes;
+  std::vector<std::string> probes;
+  for (const auto& root : roots) {
+    // A path that does not exist yet lives on its nearest existing ancestor's disk.
+    std::string probe = root;
+    struct stat st;
+    while (stat(probe.c_str(), &st) && probe.size() > 1) probe = probe.substr(0, std::max<size_t>(1, probe.rfind('/')));
+    probes.push_back(probe);
+  }
+  auto devices = block_devices_of(probes);
+  for (size_t ri = 0; ri < roots.size(); ++ri) {
+    const std::string& root = roots[ri];
+    for (auto& [rdev, node] : devices[ri]) {
+      auto it = std::find_if(plan.devices.begin(), plan.devices.end(),
+                             [&](const ProtectedDevice& d) { return d.rdev == rdev; });
+      if (it == plan.devices.end()) it = plan.devices.insert(plan.devices.end(), ProtectedDevice{rdev, {}});
+      if (std::find(it->roots.begin(), it->roots.end(), root) == it->roots.end()) it->roots.push_back(root);
+      if (in.mount_layer && in.root && !in.blocker_file.empty() && blocked_nodes.insert(node).second)
+        plan.mounts.push_back({MountKind::BlockNode, node, in.blocker_file, true});
+    }
+  }
+
+  // ---- hard links made before the session: the other names are not under
+  // the protected trees, so writes through them must be judged by inode.
+  {
+    std::vector<std::string> trees =
+        protected_directories(p, bit(Action::FileWrite) | bit(Action::FileTruncate) | bit(Action::FileAttr), false);
+    // Small trees are walked here, so that the filter knows whether any
+    // file has other names; larger ones (a repository's .git) are walked
+    // while the session runs, and every write open is notified meanwhile.
+    constexpr size_t kWalkAtLaunch = 256;
+    if (!collect_multilinked(trees, plan.inodes, kWalkAtLaunch)) {
+      plan.inodes.clear();
+      plan.link_trees = std::move(trees);
+    }
+  }
+
+  if (in.mount_layer) {
+    // A fresh /proc for the session's pid namespace.  For root, the kernel's
+    // tunables and /sys are read-only too: core_pattern, modprobe and
+    // uevent helpers would run code outside the session.
+    plan.mounts.push_back({MountKind::Proc, "/proc", "", false});
+    if (in.root) {
+      for (const char* q : {"/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus", "/sys"})
+        if (access(q, F_OK) == 0) plan.mounts.push_back({MountKind::RoBind, q, "", true});
+      if (!in.blocker_file.empty())
+        for (const char* q : {"/dev/mem", "/dev/kmem", "/dev/port"})
+          if (access(q, F_OK) == 0) plan.mounts.push_back({MountKind::BlockNode, q, in.blocker_file, true});
+    }
+  }
+
+  // ---- descriptors from outside: the command inherits them opened in the
+  // host's view, where the read-only mounts do not apply.  A directory (or a
+  // disk) reaches whole trees, through /proc/self/fd/N and its "..", and so
+  // does a protected file or another name of one.  Then the mounts cannot
+  // be the only thing that refuses.
+  bool host_view = false;
+  if (in.mount_layer && !plan.mounted.empty()) {
+    for (const auto& f : in.inherited) {
+      bool reaches = f.dir || f.nlink > 1 || f.path.empty() || f.path[0] != '/';
+      for (const auto& m : plan.mounted)
+        if (is_under(f.path, m.root)) reaches = true;
+      for (const auto& a : plan.aliases)
+        if (is_under(f.path, a.root)) reaches = true;
+      for (const auto& sf : in.self_files)
+        if (f.path == sf) reaches = true;
+      if (reaches) {
+        host_view = true;
+        plan.notes.push_back("descriptor " + std::to_string(f.fd) + " (" + f.path +
+                             ") is inherited from outside the session, past its read-only mounts: "
+                             "the supervisor judges what the mounts would refuse");
+      }
+    }
+  }
+
+  // ---- what still needs the supervisor
+  ActionMask notify = need;
+  for (const Rule& r : p.rules) {
+    ActionMask decidable = (r.decision == Decision::Deny || r.decision == Decision::Ask) ? r.actions : 0;
+    if (!decidable) continue;
+    RuleLayer rl{r.id, "", ""};
+    ActionMask by_mount = 0;
+    int trees = 0;
+    for (const auto& m : plan.mounted)
+      if (m.rule_id == r.id) {
+        by_mount |= m.actions & kRoBlocks;
+        ++trees;
+      }
+    bool fully_mounted = trees > 0 && trees == rule_path_count(r) && !r.when && r.processes.empty();
+    if (host_view && trees > 0) {
+      rl.layer = "mount+notify";
+      rl.detail = "read-only bind mount; also judged by the supervisor (a descriptor from outside reaches past it)";
+    } else if (!in.ebpf && trees > 0) {
+      // Without the tracer nothing would record what the mount refuses:
+      // the supervisor is asked too, so every denial reaches the trail.
+      rl.layer = "mount+notify";
+      rl.detail = "read-only bind mount; also judged by the supervisor to record denials (no eBPF tracer)";
+    } else if (host_view && r.builtin) {
+      rl.layer = "notify";
+      rl.detail = "decided by the supervisor (a descriptor from outside reaches past the mounts)";
+    } else if (r.builtin && r.id == "cottonbox:self-protect-files" && in.mount_layer && in.ebpf) {
+      rl.layer = "mount";
+      rl.detail = "the audit database and policy files are read-only in the session";
+    } else if (r.builtin && r.id == "cottonbox:self-protect-control" && in.mount_layer && in.ebpf) {
+      rl.layer = "mount";
+      rl.detail = "the control socket directory is hidden in the session";
+    } else if (fully_mounted && (decidable & ~by_mount & kFileMutate) == 0) {
+      rl.layer = "mount";
+      rl.detail = "read-only bind mount";
+    } else if (trees > 0) {
+      rl.layer = "mount+notify";
+      rl.detail = "read-only bind mount, plus the supervisor for what a mount cannot express";
+    } else {
+      rl.layer = "notify";
+      rl.detail = "decided by the supervisor as it happens";
+    }
+    plan.layers.push_back(std::move(rl));
+  }
+  // ---- allowed actions the kernel may carry out itself
+  // The supervisor carries out an allowed mutation on what it checked
+  // because its check is what stands between a swapped path and a
+  // protected file.  Where every refusal of an action is the mount
+  // layer's (exact, whatever path the kernel resolves), that race cannot
+  // reach anything, and the kernel may run the call.  Renames stay with the
+  // supervisor (renaming an ancestor moves a mounted tree), and so does
+  // everything when other names of protected files exist outside the
+  // mounts (hard links, raw disks the mount layer does not cover).
+  {
+    constexpr ActionMask kCarriable = kFileMutate & ~bit(Action::FileRename);
+    constexpr ActionMask kMountRefuses = kRoBlocks | bit(Action::FileCreate) | bit(Action::FileLink);
+    bool disks_blocked = plan.devices.empty() || (in.root && !in.blocker_file.empty());
+    ActionMask carried = (in.mount_layer && !in.observe && !host_view && disks_blocked && plan.inodes.empty() &&
+                          plan.link_trees.empty() && p.default_decision == Decision::Allow)
+                             ? kCarriable
+                             : 0;
+    auto all_paths_in = [](const Rule& r, const std::vector<std::string>& where, bool trees) {
+      for (const auto& g : r.paths) {
+        bool found = false;
+        for (const auto& w : where)
+          if (trees ? (g.is_whole_tree() && g.literal_base() == w) || g.text().starts_with("unix:")
+                    : g.literal_base() == w && g.text() == Glob::escape(w))
+            found = true;
+        if (!found) return false;
+      }
+      return true;
+    };
+    for (const Rule& r : p.rules) {
+      if (!carried) break;
+      if (!(r.decision == Decision::Deny || r.decision == Decision::Ask) || !(r.actions & carried)) continue;
+      bool exact = false;
+      if (r.decision == Decision::Deny && !r.when && r.processes.empty()) {
+        if (r.builtin && r.id == "cottonbox:self-protect-files") {
+          exact = all_paths_in(r, in.self_files, false);
+        } else if (r.builtin && r.id == "cottonbox:self-protect-control") {
+          exact = all_paths_in(r, in.hidden_dirs, true);
+        } else {
+          ActionMask by_mount = 0;
+          int trees = 0;
+          for (const auto& m : plan.mounted)
+            if (m.rule_id == r.id) {
+              by_mount |= m.actions;
+              ++trees;
+            }
+          exact = trees > 0 && trees == rule_path_count(r) &&
+                  ((r.actions & kFileMutate) & ~(by_mount | kMountRefuses)) == 0 && (by_mount & kRoBlocks) == kRoBlocks;
+        }
+      }
+      if (!exact) carried &= ~r.actions;
+    }
+    plan.kernel_carried = carried;
+  }
+
+  // An action needs notification when some deny/ask rule on it is not
+  // entirely enforced by mounts (or the default is deny/ask).
+  ActionMask still = 0;
+  if (p.default_decision == Decision::Deny || p.default_decision == Decision::Ask) still = kAllActions;
+  for (size_t i = 0, li = 0; i < p.rules.size(); ++i) {
+    const Rule& r = p.rules[i];
+    if (!(r.decision == Decision::Deny || r.decision == Decision::Ask)) continue;
+    const RuleLayer& rl = plan.layers[li++];
+    if (rl.layer == "mount") continue;
+    still |= r.actions;
+  }
+  if (!in.ebpf) still |= actions_logged(p);
+  notify = still;
+
+  FilterSpec& f = plan.filter;
+  f.read_opens = notify & bit(Action::FileRead);
+  f.write_opens = notify & (bit(Action::FileWrite) | bit(Action::FileTruncate) | bit(Action::FileCreate));
+  f.deletes = notify & bit(Action::FileDelete);
+  // Renames are always judged: renaming an ancestor moves protected trees
+  // (and the audit database) away, which no mount can prevent.
+  f.renames = true;
+  f.hard_links = f.symlinks = notify & (bit(Action::FileLink) | bit(Action::FileWrite) | bit(Action::FileTruncate));
+  f.creates = notify & bit(Action::FileCreate);
+  f.truncates = notify & bit(Action::FileTruncate);
+  f.attrs = notify & bit(Action::FileAttr);
+  // Without the tracer, exec notifications keep the process table exact
+  // (exec changes name, exe, argv); with it, its exec records do.
+  f.execs = !in.ebpf || (notify & bit(Action::ProcExec));
+  // Without a pid namespace or Landlock's signal scope the supervisor is in
+  // reach: every signal is judged so none can touch it.
+  f.signals = (notify & bit(Action::ProcSignal)) || !in.signals_scoped;
+  f.net = notify & (bit(Action::NetConnect) | bit(Action::NetBind));
+  f.cred_changes = true;
+  // Inside read-only trees, creating is refused by the mount; where the
+  // policy allows it, the supervisor carries it out through its own view.
+  bool ro_allows_create = false;
+  for (const auto& m : plan.mounted)
+    if (!(m.actions & bit(Action::FileCreate)) || !(m.actions & bit(Action::FileLink))) ro_allows_create = true;
+  if (ro_allows_create) {
+    f.create_opens = true;
+    f.creates = true;
+    f.hard_links = f.symlinks = true;
+  }
+  // With the tracer recording them, hard links need no round trip where
+  // the mounts answer them wholly: the supervisor would only let them
+  // continue (notify/carry.h), and the tracer's record is their row.
+  // Symlinks stay: a new one may repoint a name the short way remembers.
+  if (in.ebpf && !in.observe && plan.alias_of.empty() &&
+      short_way_allowed(plan.kernel_carried, CarryShape{CarryShape::Link, 0, 0, false}))
+    f.hard_links = false;
+  if (!plan.inodes.empty() || !plan.link_trees.empty()) {
+    // Writes through another name of a protected file reach no protected
+    // path (nor a read-only mount): judge them by inode.
+    f.write_opens = f.truncates = f.attrs = true;
+  }
+  if (in.observe && in.ebpf) {
+    // Observing: the tracer records everything and nothing is decided as
+    // it happens, so nothing needs the supervisor but the guards.
+    FilterSpec g;
+    g.cred_changes = f.cred_changes;
+    f = g;
+  }
+  if (in.ebpf_only) {
+    FilterSpec g;
+    g.cred_changes = true;
+    f = g;
+    for (const auto& l : plan.layers)
+      if (l.layer.find("notify") != std::string::npos)
+        plan.weakened.push_back("rule " + l.rule_id +
+                                " needs the supervisor, which --tracer ebpf leaves out: recorded, not enforced");
+  }
+  f.io_uring_allowed = false;
+  {
+    Event probe;
+    probe.action = Action::SysIoUring;
+    probe.path = "io_uring";
+    f.io_uring_allowed = decide(p, probe).decision == Decision::Allow;
+  }
+  return plan;
+}
+
+}  // namespace cb

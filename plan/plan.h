@@ -1,0 +1,80 @@
+// Compiling a policy into enforcement layers.
+//
+// Each rule goes to the cheapest layer that enforces it exactly:
+//   - mount:  an unconditional deny of every write-class action on a whole
+//             tree becomes a read-only bind mount in the session's private
+//             mount namespace (no round trip, no race, io_uring included);
+//   - filter: actions no rule can deny or ask about never leave the kernel;
+//   - notify: everything else is decided by the supervisor as it happens.
+// The same plan drives `cottonbox run` and explains itself in `cottonbox check`.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "host/inherited.h"
+#include "host/links.h"
+#include "host/mounts.h"
+#include "plan/filter_spec.h"
+#include "policy/policy.h"
+
+namespace cb {
+
+enum class MountKind : uint8_t {
+  RoBind,     // bind `path` onto itself read-only (recursively for a directory)
+  HideDir,    // an empty private tmpfs over directory `path`
+  BlockNode,  // bind the read-only empty file `source` over device node `path`
+  Proc,       // a fresh procfs on /proc for the session's pid namespace
+};
+
+struct MountOp {
+  MountKind kind;
+  std::string path;
+  std::string source;
+  bool optional = false;  // a failure is reported but not fatal (e.g. /proc/sys/... missing)
+};
+
+struct PlanInput {
+  bool mount_layer = true;               // a private mount namespace is available
+  bool root = false;                     // the command runs as root: kernel interfaces, raw disks
+  std::vector<std::string> self_files;   // audit db and its -wal/-shm, policy files
+  std::vector<std::string> hidden_dirs;  // control socket directories
+  std::string blocker_file;              // an empty read-only file bound over raw disk nodes
+  bool ebpf = false;                     // the tracer records what is not notified
+  bool observe = false;                  // --observe: policy trees are not made read-only
+  bool ebpf_only = false;                // --tracer ebpf: no decisions as they happen, only kernel layers
+  bool signals_scoped = true;            // a pid namespace or Landlock keeps signals off the supervisor
+  std::vector<InheritedFile> inherited;  // files and directories the command inherits
+};
+
+struct RuleLayer {
+  std::string rule_id;
+  std::string layer;  // "mount", "notify", "mount+notify", "filter (never notified)", ...
+  std::string detail;
+};
+
+struct Plan {
+  FilterSpec filter;
+  std::vector<MountOp> mounts;
+  std::vector<StaticDenial> mounted;  // trees the mount layer enforces
+  std::vector<StaticDenial> aliases;  // the same trees under other names (host bind mounts), also read-only
+  std::vector<std::pair<std::string, std::string>> alias_of;  // (other name, the protected tree it shows)
+  std::vector<ProtectedDevice> devices;
+  // Other names of files under the protected trees: known already when the
+  // trees are small (`inodes`), else found by a LinkIndex over `link_trees`
+  // while the session runs.
+  InodeAliases inodes;
+  std::vector<std::string> link_trees;
+  // File actions that no rule refuses anywhere except where the mount layer
+  // refuses them too: allowed ones may run in the kernel (CONTINUE), which
+  // enforces every refusal itself whatever path it ends up at.  Empty when
+  // any refusal of them rests on the supervisor's check alone.
+  ActionMask kernel_carried = 0;
+  std::vector<RuleLayer> layers;      // one per rule, for `check`
+  std::vector<std::string> notes;     // how rules are enforced, for `check`
+  std::vector<std::string> weakened;  // what the session cannot enforce or record as asked: degraded
+};
+
+Plan make_plan(const Policy& p, const PlanInput& in);
+
+}  // namespace cb

@@ -1,0 +1,124 @@
+// The session's processes as the supervisor knows them.
+//
+// Built lazily from /proc when a process first asks for a decision (and, with
+// the eBPF tracer, from its fork/exec/exit records), cached until it execs or
+// exits: ancestry and executable cannot change under a live process image,
+// so the hot path reads nothing from /proc for a known process.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "base/fd.h"
+#include "policy/event.h"
+#include "procs/fs_cache.h"
+
+namespace cb {
+
+struct Creds {
+  uid_t fsuid = 0;
+  gid_t fsgid = 0;
+  std::vector<gid_t> groups;
+  // As read with the rest; umask(2) is not notified (nearly every program
+  // calls it), so a create carried out here reads it afresh (umask_of).
+  mode_t umask = 022;
+  bool valid = false;
+};
+
+struct ProcessEntry {
+  std::shared_ptr<const ProcessInfo> info;
+  UniqueFd pidfd;             // readable when the process exits
+  bool exec_pending = false;  // an exec was let through: refresh on next use
+  uint32_t deletes = 0;       // file.delete events so far (rules can test proc.deletes)
+  uint64_t parent_proc_id = 0;
+  int64_t started_ns = 0;
+  std::vector<pid_t> threads;                 // other tids seen, for cleanup at exit
+  std::unordered_map<pid_t, Creds> creds;     // by tid
+  std::unordered_map<pid_t, FsCache> fs;      // by tid: root and cwd
+  std::unordered_map<int, DirfdName> dirfds;  // by fd number
+};
+
+class ProcessTable {
+ public:
+  // `root_pid`: the session's init; its ancestry is where chains stop.
+  explicit ProcessTable(pid_t root_pid) : root_pid_(root_pid) {}
+
+  // Called for every new process entry (to record it) and for every exit.
+  std::function<void(const ProcessEntry&)> on_new;
+  std::function<void(const ProcessEntry&, int status, int signal)> on_exit;
+  std::function<void(const ProcessEntry&)> on_exec;
+  // Registers pidfds for exit notification (the supervisor's epoll).
+  std::function<void(int pidfd, pid_t tgid)> watch;
+  std::function<void(int pidfd)> unwatch;
+
+  // The process behind thread `tid`; null when it is already gone.
+  ProcessEntry* lookup(pid_t tid);
+  ProcessEntry* by_tgid(pid_t tgid);
+  pid_t tgid_of(pid_t tid);
+
+  void mark_exec(pid_t tgid);
+
+  // From the eBPF tracer: the whole tree, including processes that never
+  // asked for a decision.  Pids are in the supervisor's namespace.
+  void fork_record(pid_t parent, pid_t child, int64_t ts_ns);
+  void exec_record(pid_t pid, const std::string& exe, const std::vector<std::string>& argv, const std::string& comm,
+                   int64_t ts_ns);
+  void exit_record(pid_t pid, int status, int signal, int64_t ts_ns);
+  void cwd_record(pid_t pid, const std::string& cwd);
+  // An existing entry only (never reads /proc: the process may be gone).
+  ProcessEntry* known(pid_t tgid);
+  // With the tracer reporting exits, pidfds are not watched for them.
+  bool exits_from_tracer = false;
+  // The pidfd of `tgid` became readable.
+  void exited(pid_t tgid);
+  // Exit statuses become readable through a pidfd only once the process is
+  // reaped: exits seen earlier are retried here.  `force` reports the rest
+  // as unknown.  Returns true while some are still waiting.
+  bool poll_exits(bool force);
+
+  // Credentials of a thread for carrying out its operations (cached).
+  const Creds& creds(pid_t tid);
+  // The thread's umask now (/proc/<tid>/status), if it can be read.
+  static std::optional<mode_t> umask_of(pid_t tid);
+  void invalidate_creds(pid_t tgid);
+  // A thread of `tgid` changed directory or root: every thread sharing its
+  // fs may have too.
+  void invalidate_fs(pid_t tgid);
+
+  // True when `proc_id` is `ancestor` or descends from it.
+  bool in_tree(uint64_t proc_id, uint64_t ancestor) const;
+
+  size_t size() const { return procs_.size(); }
+  uint64_t next_proc_id() const { return next_id_; }
+
+ private:
+  ProcessEntry* create(pid_t tgid);
+  void refresh(ProcessEntry& e, pid_t tgid);
+  std::shared_ptr<ProcessInfo> read_info(pid_t tgid);
+
+  pid_t root_pid_;
+  uint64_t next_id_ = 1;
+  std::unordered_map<pid_t, ProcessEntry> procs_;  // by tgid
+  std::unordered_map<pid_t, pid_t> tgid_of_;       // tid -> tgid, for threads
+  Creds unknown_creds_;
+  std::unordered_map<uint64_t, uint64_t> parent_of_;  // proc_id -> parent proc_id, kept after exit
+  struct Zombie {
+    ProcessEntry entry;
+    int64_t since_ns;
+  };
+  std::vector<Zombie> zombies_;
+  bool exit_info(ProcessEntry& e, int* status, int* sig);
+};
+
+// /proc readers shared with the eBPF side.
+std::string read_proc_file(pid_t pid, const char* name, size_t max = 65536);
+std::vector<std::string> split_nul(const std::string& s);
+
+}  // namespace cb

@@ -1,0 +1,93 @@
+// What the audit trail records: a session, its processes, its events with
+// their verdicts, and the answers to asks.  Produced by the supervisor and
+// the tracer, consumed by sinks (the SQLite store, the GUI connection, JSON):
+// these types sit below both, so neither depends on the other for them.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "policy/event.h"
+
+namespace cb {
+
+struct SessionStart {
+  std::string uuid;  // random, for matching live sessions in the GUI
+  std::string name;  // --name LABEL
+  std::vector<std::string> argv;
+  std::string cwd;
+  uint32_t uid = 0;
+  std::string user;
+  std::string hostname;
+  std::vector<std::string> policy_files;
+  std::string policy_hash;
+  int64_t started_ns = 0;
+  bool observe = false;
+  std::string tracer;    // "seccomp", "ebpf", "seccomp,ebpf"
+  std::string ask_mode;  // "gui", "tty", "deny", "allow"
+  int32_t supervisor_pid = 0;
+  std::string boot_id;  // /proc/sys/kernel/random/boot_id: with supervisor_pid, tells a dead session
+};
+
+enum class SessionState { Running, Ended, Aborted };
+std::string_view session_state_name(SessionState s);
+
+struct SessionEnd {
+  int64_t ended_ns = 0;
+  int exit_status = -1;  // the command's exit status as `cottonbox run` returns it (128+N for signal N)
+  int exit_signal = 0;   // N when a signal ended it
+  SessionState state = SessionState::Ended;
+};
+
+struct ProcessRow {
+  uint64_t proc_id = 0;         // session-unique, assigned by the tracer
+  uint64_t parent_proc_id = 0;  // 0: the root of the tree or unknown
+  int32_t pid = 0;
+  int32_t ppid = 0;
+  uint32_t uid = 0;
+  std::string comm;
+  std::string exe;
+  std::vector<std::string> argv;
+  std::string cwd;
+  int64_t started_ns = 0;
+};
+
+// A process image replaced by exec: same proc_id, new exe/argv/comm.
+struct ProcessExec {
+  uint64_t proc_id = 0;
+  int64_t ts_ns = 0;
+  std::string comm;
+  std::string exe;
+  std::vector<std::string> argv;
+};
+
+struct ProcessExit {
+  uint64_t proc_id = 0;
+  int64_t ended_ns = 0;
+  int exit_status = -1;  // 0..255 when it exited, -1 unknown
+  int exit_signal = 0;   // N when killed by signal N
+};
+
+struct EventRow {
+  uint64_t seq = 0;      // session-unique, assigned by the producer (approvals refer to it)
+  Event ev;              // ev.proc->proc_id links the process
+  Verdict verdict;       // what the policy said (allow/deny/ask/log, the rule)
+  bool allowed = true;   // what was decided in the end (an ask's answer; deny when unanswered)
+  bool enforced = true;  // false in --observe sessions: the decision was recorded, not applied
+  Layer layer = Layer::None;
+  int32_t result_errno = -1;  // 0 success, >0 the errno the syscall returned, -1 unknown
+  uint32_t count = 1;         // >1 when a burst of identical events was folded into one row
+};
+
+struct ApprovalRow {
+  uint64_t event_seq = 0;
+  int64_t asked_ns = 0;
+  int64_t answered_ns = 0;
+  std::string answered_by;  // "tty", "gui", "timeout", "no-asker", or a protocol client's name
+  std::string answer;  // "allow-once", "deny-once", "allow-tree", "deny-tree", "allow-always", "deny-always", "timeout"
+  std::string rule_written;  // the rule text saved to the user rules file, if any
+};
+
+}  // namespace cb

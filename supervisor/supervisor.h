@@ -1,0 +1,82 @@
+// The supervisor: one event loop that serves the seccomp listener.
+//
+//   notification -> read arguments (ID_VALID after every read) -> resolve paths
+//   -> classify into Events -> decide(policy, event) -> carry out what is
+//   allowed (on the resolved objects, with the target's credentials) and
+//   answer the kernel -> record (the store's writer thread, live sinks)
+//
+// The database and the GUI never sit on this path, except for `ask`, which
+// parks the request and answers it when the human (or the timeout) does.
+#pragma once
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "ask/ask.h"
+#include "host/mounts.h"
+#include "launch/launch.h"
+#include "policy/policy.h"
+#include "record/sink.h"
+
+namespace cb {
+
+class EbpfTracer;
+
+struct SupervisorOptions {
+  const Policy* policy = nullptr;
+  bool observe = false;
+  int64_t session = 0;
+  std::string session_name;
+  AskBackend* asker = nullptr;  // null: asks are denied
+  std::chrono::milliseconds ask_timeout{60000};
+  std::vector<StaticDenial> mount_denials;  // trees the mount layer enforces
+  std::vector<ProtectedDevice> protected_devices;
+  const LinkIndex* links = nullptr;     // hard links that existed before the session
+  std::vector<std::string> self_files;  // audit db, policy files: builtin protection
+  bool landlock_signals = false;        // signals are scoped by Landlock
+  EbpfTracer* tracer = nullptr;         // records what is not notified; null: seccomp only
+  bool execs_notified = true;           // the supervisor records proc.exec itself
+  ActionMask kernel_carried = 0;        // allowed file actions the kernel may run (Plan::kernel_carried)
+  std::vector<std::pair<std::string, std::string>> mount_aliases;  // (other name, protected tree), Plan::alias_of
+};
+
+struct SessionOutcome {
+  int exit_status = -1;  // as cottonbox run returns it
+  int exit_signal = 0;
+  bool exec_failed = false;
+  uint64_t notifications = 0;
+  uint64_t kernel_carried = 0;  // of them, let through at once (carry.h)
+  uint64_t denials = 0;
+};
+
+class Supervisor {
+ public:
+  Supervisor(SupervisorOptions opts, Launched launched, std::vector<Sink*> sinks);
+  ~Supervisor();
+
+  // Serves the session until its last process has exited.
+  SessionOutcome run();
+
+  // Thread-safe: ends the session (kills every process of it).
+  void request_kill();
+
+  // Degradations found while running (e.g. no sync wake-up).
+  const std::vector<std::string>& degradations() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace cb
