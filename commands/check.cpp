@@ -23,25 +23,19 @@ std::vector<std::string> action_list(ActionMask m) {
 
 std::vector<std::string> notified_families(const FilterSpec& f) {
   std::vector<std::string> v;
-  auto add = [&](bool on, const char* what) {
-    if (on) v.emplace_back(what);
+  auto add = [&](bool on, Gate g) {
+    if (on) v.emplace_back(gate_name(g));
   };
-  add(f.read_opens, "every open");
-  add(!f.read_opens && f.write_opens, "opens for writing, creating or truncating");
-  add(!f.read_opens && !f.write_opens && f.create_opens, "opens that create");
-  add(f.deletes, "unlink/rmdir");
-  add(f.renames, "rename");
-  add(f.hard_links, "link");
-  add(f.symlinks, "symlink");
-  add(f.creates, "mkdir");
-  add(f.truncates, "truncate");
-  add(f.attrs, "chmod/chown/utimes/xattr");
-  add(f.any_file(), "chattr (the FS_IOC_SETFLAGS/FSSETXATTR ioctls)");
-  add(f.execs, "execve");
-  add(f.signals, "signals");
-  add(f.net, "connect/bind");
-  add(f.cred_changes, "credential changes (the setuid family, capset)");
-  v.emplace_back("guards (io_uring_setup, mount family, namespaces, ptrace, kernel facilities, mknod)");
+  // Every open covers the narrower opens.
+  add(f.has(Gate::ReadOpens), Gate::ReadOpens);
+  add(!f.has(Gate::ReadOpens) && f.has(Gate::WriteOpens), Gate::WriteOpens);
+  add(!f.has(Gate::ReadOpens) && !f.has(Gate::WriteOpens) && f.has(Gate::CreateOpens), Gate::CreateOpens);
+  for (Gate g :
+       {Gate::Deletes, Gate::Renames, Gate::HardLinks, Gate::Symlinks, Gate::Creates, Gate::Truncates, Gate::Attrs})
+    add(f.has(g), g);
+  add(f.any_file(), Gate::FileObjects);
+  for (Gate g : {Gate::Execs, Gate::Signals, Gate::Net, Gate::CredChanges}) add(f.has(g), g);
+  add(true, Gate::Always);
   return v;
 }
 

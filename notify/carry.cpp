@@ -11,61 +11,39 @@
 #include "base/fd.h"
 #include "base/paths.h"
 #include "notify/resolve.h"
+#include "syscalls/table.h"
 
 namespace cb {
 
 namespace {
 // Enough for every directory a build touches; past it, start again.
 constexpr size_t kMaxDirs = 4096;
-
-CarryShape create_open(int dirfd, uint64_t path, uint64_t flags) {
-  CarryShape s;
-  if (!(flags & O_CREAT) || (flags & O_PATH)) return s;
-  s.kind = CarryShape::Create;
-  s.dirfd = dirfd;
-  s.path = path;
-  s.flags = flags;
-  // O_EXCL never follows a final symlink, and fails on any existing name.
-  s.check_final = !(flags & O_EXCL);
-  return s;
-}
 }  // namespace
 
 CarryShape carry_shape(int nr, const uint64_t a[6]) {
   CarryShape s;
-  switch (nr) {
-    case __NR_open: return create_open(AT_FDCWD, a[0], static_cast<uint32_t>(a[1]));
-    case __NR_openat: return create_open(static_cast<int>(a[0]), a[1], static_cast<uint32_t>(a[2]));
-    case __NR_creat: return create_open(AT_FDCWD, a[0], O_CREAT | O_WRONLY | O_TRUNC);
-    case __NR_mkdir: s = {CarryShape::Create, AT_FDCWD, a[0], false, a[1]}; return s;
-    case __NR_mkdirat: s = {CarryShape::Create, static_cast<int>(a[0]), a[1], false, a[2]}; return s;
-    case __NR_symlink: s = {CarryShape::Create, AT_FDCWD, a[1], false}; return s;
-    case __NR_symlinkat: s = {CarryShape::Create, static_cast<int>(a[1]), a[2], false}; return s;
-    case __NR_link:
-    case __NR_linkat: s.kind = CarryShape::Link; return s;
+  const Syscall* row = find_syscall(nr);
+  if (!row) return s;
+  const SyscallArgs& r = row->args;
+  auto dirfd = [&](int8_t role) { return role >= 0 ? static_cast<int>(a[role]) : AT_FDCWD; };
+  switch (row->family) {
+    case Family::Open: {
+      if (r.how >= 0) return s;  // open_how is behind a pointer
+      uint64_t flags = r.implied_flags | (r.flags >= 0 ? static_cast<uint32_t>(a[r.flags]) : 0);
+      if (!(flags & O_CREAT) || (flags & O_PATH)) return s;
+      // O_EXCL never follows a final symlink, and fails on any existing name.
+      return {CarryShape::Create, dirfd(r.dirfd1), a[r.path1], !(flags & O_EXCL), flags};
+    }
+    case Family::Mkdir: return {CarryShape::Create, dirfd(r.dirfd1), a[r.path1], false, a[r.mode]};
+    case Family::Symlink: return {CarryShape::Create, dirfd(r.dirfd1), a[r.path1], false};
+    case Family::Link: s.kind = CarryShape::Link; return s;
     default: return s;
   }
 }
 
 bool may_redirect_names(int nr) {
-  switch (nr) {
-    case __NR_rename:
-    case __NR_renameat:
-    case __NR_renameat2:
-    case __NR_symlink:
-    case __NR_symlinkat:
-    case __NR_mount:
-    case __NR_umount2:
-    case __NR_move_mount:
-    case __NR_pivot_root:
-    case __NR_fsmount:
-    case __NR_mount_setattr:
-    case __NR_open_tree:
-    case __NR_unshare:
-    case __NR_setns:
-    case __NR_chroot: return true;
-    default: return false;
-  }
+  const Syscall* row = find_syscall(nr);
+  return row && row->repoints_names;
 }
 
 std::optional<PlainPath> split_plain(std::string_view path) {

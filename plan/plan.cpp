@@ -307,33 +307,33 @@ Plan make_plan(const Policy& p, const PlanInput& in) {
   notify = still;
 
   FilterSpec& f = plan.filter;
-  f.read_opens = notify & bit(Action::FileRead);
-  f.write_opens = notify & (bit(Action::FileWrite) | bit(Action::FileTruncate) | bit(Action::FileCreate));
-  f.deletes = notify & bit(Action::FileDelete);
+  f.set(Gate::ReadOpens, notify & bit(Action::FileRead));
+  f.set(Gate::WriteOpens, notify & (bit(Action::FileWrite) | bit(Action::FileTruncate) | bit(Action::FileCreate)));
+  f.set(Gate::Deletes, notify & bit(Action::FileDelete));
   // Renames are always judged: renaming an ancestor moves protected trees
   // (and the audit database) away, which no mount can prevent.
-  f.renames = true;
-  f.hard_links = f.symlinks = notify & (bit(Action::FileLink) | bit(Action::FileWrite) | bit(Action::FileTruncate));
-  f.creates = notify & bit(Action::FileCreate);
-  f.truncates = notify & bit(Action::FileTruncate);
-  f.attrs = notify & bit(Action::FileAttr);
+  f.set(Gate::Renames);
+  bool links = notify & (bit(Action::FileLink) | bit(Action::FileWrite) | bit(Action::FileTruncate));
+  f.set(Gate::HardLinks, links);
+  f.set(Gate::Symlinks, links);
+  f.set(Gate::Creates, notify & bit(Action::FileCreate));
+  f.set(Gate::Truncates, notify & bit(Action::FileTruncate));
+  f.set(Gate::Attrs, notify & bit(Action::FileAttr));
   // Without the tracer, exec notifications keep the process table exact
   // (exec changes name, exe, argv); with it, its exec records do.
-  f.execs = !in.ebpf || (notify & bit(Action::ProcExec));
+  f.set(Gate::Execs, !in.ebpf || (notify & bit(Action::ProcExec)));
   // Without a pid namespace or Landlock's signal scope the supervisor is in
   // reach: every signal is judged so none can touch it.
-  f.signals = (notify & bit(Action::ProcSignal)) || !in.signals_scoped;
-  f.net = notify & (bit(Action::NetConnect) | bit(Action::NetBind));
-  f.cred_changes = true;
+  f.set(Gate::Signals, (notify & bit(Action::ProcSignal)) || !in.signals_scoped);
+  f.set(Gate::Net, notify & (bit(Action::NetConnect) | bit(Action::NetBind)));
+  f.set(Gate::CredChanges);
   // Inside read-only trees, creating is refused by the mount; where the
   // policy allows it, the supervisor carries it out through its own view.
   bool ro_allows_create = false;
   for (const auto& m : plan.mounted)
     if (!(m.actions & bit(Action::FileCreate)) || !(m.actions & bit(Action::FileLink))) ro_allows_create = true;
   if (ro_allows_create) {
-    f.create_opens = true;
-    f.creates = true;
-    f.hard_links = f.symlinks = true;
+    for (Gate g : {Gate::CreateOpens, Gate::Creates, Gate::HardLinks, Gate::Symlinks}) f.set(g);
   }
   // With the tracer recording them, hard links need no round trip where
   // the mounts answer them wholly: the supervisor would only let them
@@ -341,22 +341,22 @@ Plan make_plan(const Policy& p, const PlanInput& in) {
   // Symlinks stay: a new one may repoint a name the short way remembers.
   if (in.ebpf && !in.observe && plan.alias_of.empty() &&
       short_way_allowed(plan.kernel_carried, CarryShape{CarryShape::Link, 0, 0, false}))
-    f.hard_links = false;
+    f.set(Gate::HardLinks, false);
   if (!plan.inodes.empty() || !plan.link_trees.empty()) {
     // Writes through another name of a protected file reach no protected
     // path (nor a read-only mount): judge them by inode.
-    f.write_opens = f.truncates = f.attrs = true;
+    for (Gate g : {Gate::WriteOpens, Gate::Truncates, Gate::Attrs}) f.set(g);
   }
   if (in.observe && in.ebpf) {
     // Observing: the tracer records everything and nothing is decided as
     // it happens, so nothing needs the supervisor but the guards.
     FilterSpec g;
-    g.cred_changes = f.cred_changes;
+    g.set(Gate::CredChanges, f.has(Gate::CredChanges));
     f = g;
   }
   if (in.ebpf_only) {
     FilterSpec g;
-    g.cred_changes = true;
+    g.set(Gate::CredChanges);
     f = g;
     for (const auto& l : plan.layers)
       if (l.layer.find("notify") != std::string::npos)

@@ -476,7 +476,7 @@ int run_session(const RunOptions& o) {
   so.self_files = pin.self_files;
   so.landlock_signals = started->landlock_abi_applied >= 6;
   so.tracer = tracer ? &*tracer : nullptr;
-  so.execs_notified = plan.filter.execs;
+  so.execs_notified = plan.filter.has(Gate::Execs);
   so.kernel_carried = plan.kernel_carried;
   Supervisor sup(std::move(so), std::move(*started), std::move(sinks));
   SessionOutcome out;

@@ -33,6 +33,7 @@
 #include "procs/creds.h"
 #include "procs/procs.h"
 #include "syscalls/names.h"
+#include "syscalls/table.h"
 #include "trace/ebpf.h"
 #include "trace/trace_events.h"
 
@@ -579,7 +580,10 @@ struct Supervisor::Impl {
   uint64_t reported_lost = 0;
   bool gap_reported = false;
 
-  static bool traced(int nr) { return find_traced_syscall(nr) != nullptr; }
+  static bool traced(int nr) {
+    const Syscall* row = find_syscall(nr);
+    return row && row->traced;
+  }
 
   const StaticDenial* mounted_for(const std::string& path) const {
     for (const auto& m : opts.mount_denials)

@@ -297,8 +297,9 @@ Result<EbpfTracer> EbpfTracer::open(const EbpfConfig& config) {
   int desc_fd = bpf_map__fd(skel->maps.sysdesc);
   std::vector<uint32_t> keys;
   std::vector<cb_sysdesc> descs;
-  for (const auto& s : traced_syscalls()) {
-    if (s.nargs < 1 || s.nargs > 6 || s.nr < 0 || s.nr >= CB_NR_MAX)
+  for (const auto& s : syscall_table()) {
+    if (!s.traced) continue;
+    if (s.nr < 0 || s.nr >= CB_NR_MAX)
       return Error{EINVAL, "traced syscall table: bad entry for " + std::string(s.name)};
     keys.push_back(static_cast<uint32_t>(s.nr));
     descs.push_back(to_sysdesc(s));

@@ -9,102 +9,11 @@
 #include <cstring>
 
 #include "syscalls/compat.h"
+#include "syscalls/table.h"
 
 namespace cb {
 
 namespace {
-
-// The traced syscalls (x86_64).  Kernel-side fields first, then what the
-// decoder reads from args[].
-constexpr TracedSyscall kTraced[] = {
-    // opens
-    {.nr = SYS_open, .name = "open", .nargs = 3, .path1 = 0, .flags = 1, .mode = 2},
-    {.nr = SYS_openat, .name = "openat", .nargs = 4, .path1 = 1, .dirfd1 = 0, .flags = 2, .mode = 3},
-    // openat2's struct open_how is copied at sys_enter into args[2..4].
-    {.nr = SYS_openat2, .name = "openat2", .nargs = 4, .path1 = 1, .dirfd1 = 0, .how = 2, .flags = 2, .mode = 3},
-    {.nr = SYS_creat,
-     .name = "creat",
-     .nargs = 2,
-     .path1 = 0,
-     .mode = 1,
-     .implied_flags = O_CREAT | O_WRONLY | O_TRUNC},
-    // removal
-    {.nr = SYS_unlink, .name = "unlink", .nargs = 1, .path1 = 0},
-    {.nr = SYS_unlinkat, .name = "unlinkat", .nargs = 3, .path1 = 1, .dirfd1 = 0, .flags = 2},
-    {.nr = SYS_rmdir, .name = "rmdir", .nargs = 1, .path1 = 0},
-    // renames
-    {.nr = SYS_rename, .name = "rename", .nargs = 2, .path1 = 0, .path2 = 1},
-    {.nr = SYS_renameat, .name = "renameat", .nargs = 4, .path1 = 1, .dirfd1 = 0, .path2 = 3, .dirfd2 = 2},
-    {.nr = SYS_renameat2,
-     .name = "renameat2",
-     .nargs = 5,
-     .path1 = 1,
-     .dirfd1 = 0,
-     .path2 = 3,
-     .dirfd2 = 2,
-     .flags = 4},
-    // links: path1 the existing file, path2 the new name; symlink: path1 the
-    // new link, path2 its contents (not a path to resolve)
-    {.nr = SYS_link, .name = "link", .nargs = 2, .path1 = 0, .path2 = 1},
-    {.nr = SYS_linkat, .name = "linkat", .nargs = 5, .path1 = 1, .dirfd1 = 0, .path2 = 3, .dirfd2 = 2, .flags = 4},
-    {.nr = SYS_symlink, .name = "symlink", .nargs = 2, .path1 = 1, .path2 = 0, .dirfd2 = CB_AT_RAW},
-    {.nr = SYS_symlinkat, .name = "symlinkat", .nargs = 3, .path1 = 2, .dirfd1 = 1, .path2 = 0, .dirfd2 = CB_AT_RAW},
-    // creation of other inodes
-    {.nr = SYS_mkdir, .name = "mkdir", .nargs = 2, .path1 = 0, .mode = 1},
-    {.nr = SYS_mkdirat, .name = "mkdirat", .nargs = 3, .path1 = 1, .dirfd1 = 0, .mode = 2},
-    {.nr = SYS_mknod, .name = "mknod", .nargs = 3, .path1 = 0, .mode = 1},
-    {.nr = SYS_mknodat, .name = "mknodat", .nargs = 4, .path1 = 1, .dirfd1 = 0, .mode = 2},
-    // size
-    {.nr = SYS_truncate, .name = "truncate", .nargs = 2, .path1 = 0, .length = 1},
-    {.nr = SYS_ftruncate, .name = "ftruncate", .nargs = 2, .fd = 0, .length = 1},
-    {.nr = SYS_fallocate, .name = "fallocate", .nargs = 4, .fd = 0, .flags = 1, .offset = 2, .length = 3},
-    // attributes
-    {.nr = SYS_chmod, .name = "chmod", .nargs = 2, .path1 = 0, .mode = 1},
-    {.nr = SYS_fchmod, .name = "fchmod", .nargs = 2, .fd = 0, .mode = 1},
-    {.nr = SYS_fchmodat, .name = "fchmodat", .nargs = 3, .path1 = 1, .dirfd1 = 0, .mode = 2},
-    {.nr = __NR_fchmodat2, .name = "fchmodat2", .nargs = 4, .path1 = 1, .dirfd1 = 0, .flags = 3, .mode = 2},
-    // times: tar and touch set them on every file they write
-    {.nr = SYS_utime, .name = "utime", .nargs = 2, .path1 = 0},
-    {.nr = SYS_utimes, .name = "utimes", .nargs = 2, .path1 = 0},
-    {.nr = SYS_futimesat, .name = "futimesat", .nargs = 3, .path1 = 1, .dirfd1 = 0},
-    {.nr = SYS_utimensat, .name = "utimensat", .nargs = 4, .path1 = 1, .dirfd1 = 0, .flags = 3},
-    {.nr = SYS_chown, .name = "chown", .nargs = 3, .path1 = 0, .uid = 1, .gid = 2},
-    {.nr = SYS_lchown,
-     .name = "lchown",
-     .nargs = 3,
-     .path1 = 0,
-     .uid = 1,
-     .gid = 2,
-     .implied_flags = AT_SYMLINK_NOFOLLOW},
-    {.nr = SYS_fchown, .name = "fchown", .nargs = 3, .fd = 0, .uid = 1, .gid = 2},
-    {.nr = SYS_fchownat, .name = "fchownat", .nargs = 5, .path1 = 1, .dirfd1 = 0, .flags = 4, .uid = 2, .gid = 3},
-    // extended attributes (ACLs, security labels, capabilities)
-    {.nr = SYS_setxattr, .name = "setxattr", .nargs = 5, .path1 = 0},
-    {.nr = SYS_lsetxattr, .name = "lsetxattr", .nargs = 5, .path1 = 0, .implied_flags = AT_SYMLINK_NOFOLLOW},
-    {.nr = SYS_fsetxattr, .name = "fsetxattr", .nargs = 5, .fd = 0},
-    {.nr = __NR_setxattrat, .name = "setxattrat", .nargs = 6, .path1 = 1, .dirfd1 = 0, .flags = 2},
-    {.nr = SYS_removexattr, .name = "removexattr", .nargs = 2, .path1 = 0},
-    {.nr = SYS_lremovexattr, .name = "lremovexattr", .nargs = 2, .path1 = 0, .implied_flags = AT_SYMLINK_NOFOLLOW},
-    {.nr = SYS_fremovexattr, .name = "fremovexattr", .nargs = 2, .fd = 0},
-    {.nr = __NR_removexattrat, .name = "removexattrat", .nargs = 4, .path1 = 1, .dirfd1 = 0, .flags = 2},
-    // network
-    {.nr = SYS_connect, .name = "connect", .nargs = 3, .sock = 0, .addr = 1, .addrlen = 2},
-    {.nr = SYS_bind, .name = "bind", .nargs = 3, .sock = 0, .addr = 1, .addrlen = 2},
-    // signals
-    {.nr = SYS_kill, .name = "kill", .nargs = 2, .sig = 1, .target = 0},
-    {.nr = SYS_tkill, .name = "tkill", .nargs = 2, .sig = 1, .target = 0},
-    {.nr = SYS_tgkill, .name = "tgkill", .nargs = 3, .sig = 2, .target = 0, .target_tid = 1},
-    {.nr = SYS_pidfd_send_signal, .name = "pidfd_send_signal", .nargs = 4, .pidfd = 0, .flags = 3, .sig = 1},
-    // where a process is, and who it is
-    {.nr = SYS_chdir, .name = "chdir", .nargs = 1, .path1 = 0, .cwd_result = true},
-    {.nr = SYS_fchdir, .name = "fchdir", .nargs = 1, .fd = 0},
-    {.nr = SYS_setuid, .name = "setuid", .nargs = 1, .uid = 0},
-    {.nr = SYS_setgid, .name = "setgid", .nargs = 1, .gid = 0},
-    {.nr = SYS_setreuid, .name = "setreuid", .nargs = 2},
-    {.nr = SYS_setregid, .name = "setregid", .nargs = 2},
-    {.nr = SYS_setresuid, .name = "setresuid", .nargs = 3},
-    {.nr = SYS_setresgid, .name = "setresgid", .nargs = 3},
-};
 
 constexpr std::string_view kIoUringOps[] = {
     "NOP",
@@ -230,10 +139,11 @@ std::string proto_name(uint16_t type, uint16_t proto) {
 Result<Ok> decode_syscall(std::span<const uint8_t> bytes, TraceRecord& rec) {
   cb_rec_syscall r;
   if (!read_struct(bytes, &r)) return garbled("syscall record shorter than its header");
-  const TracedSyscall* s = find_traced_syscall(r.nr);
-  if (!s) return garbled("syscall number " + std::to_string(r.nr) + " is not traced");
+  const Syscall* row = find_syscall(r.nr);
+  if (!row || !row->traced) return garbled("syscall number " + std::to_string(r.nr) + " is not traced");
+  const SyscallArgs* s = &row->args;
   rec.syscall_nr = r.nr;
-  rec.syscall = std::string(s->name);
+  rec.syscall = std::string(row->name);
   rec.ret = r.ret;
   std::copy(std::begin(r.args), std::end(r.args), rec.args.begin());
   rec.dirfd = r.dirfd1;
@@ -245,8 +155,8 @@ Result<Ok> decode_syscall(std::span<const uint8_t> bytes, TraceRecord& rec) {
   std::string blobs[CB_SYS_NBLOBS];
   Tail tail(bytes.subspan(sizeof(r)));
   for (int i = 0; i < CB_SYS_NBLOBS; ++i)
-    if (!tail.take(r.len[i], &blobs[i])) return garbled(std::string(s->name) + " record cut short");
-  if (!tail.done()) return garbled(std::string(s->name) + " record has trailing bytes");
+    if (!tail.take(r.len[i], &blobs[i])) return garbled(std::string(row->name) + " record cut short");
+  if (!tail.done()) return garbled(std::string(row->name) + " record has trailing bytes");
   if (r.len[CB_SYS_ADDR] > CB_ADDR_MAX) return garbled("sockaddr longer than sockaddr_storage");
 
   const uint32_t f = r.hdr.flags;
@@ -272,7 +182,7 @@ Result<Ok> decode_syscall(std::span<const uint8_t> bytes, TraceRecord& rec) {
       *out = p;
       return;
     }
-    *out = s->cwd_result && r.ret == 0 ? join_path(base, "") : join_path(base, p);
+    *out = row->cwd_result && r.ret == 0 ? join_path(base, "") : join_path(base, p);
   };
 
   if (s->path1 >= 0) {
@@ -360,30 +270,23 @@ std::string_view trace_kind_name(TraceKind k) {
   return "?";
 }
 
-std::span<const TracedSyscall> traced_syscalls() { return kTraced; }
-
-const TracedSyscall* find_traced_syscall(int nr) {
-  for (const auto& s : kTraced)
-    if (s.nr == nr) return &s;
-  return nullptr;
-}
-
-cb_sysdesc to_sysdesc(const TracedSyscall& s) {
+cb_sysdesc to_sysdesc(const Syscall& s) {
+  static_assert(kNoArg == CB_ARG_NONE && kAtCwd == CB_AT_CWD && kAtRaw == CB_AT_RAW,
+                "the table's argument roles are the wire's");
   cb_sysdesc d{};
-  d.traced = 1;
-  d.path1 = s.path1;
-  d.dirfd1 = s.dirfd1;
-  d.path2 = s.path2;
-  d.dirfd2 = s.dirfd2;
-  d.fd = s.fd;
-  d.sock = s.sock;
-  d.addr = s.addr;
-  d.addrlen = s.addrlen;
-  d.how = s.how;
-  d.pidfd = s.pidfd;
+  d.traced = s.traced;
+  d.path1 = s.args.path1;
+  d.dirfd1 = s.args.dirfd1;
+  d.path2 = s.args.path2;
+  d.dirfd2 = s.args.dirfd2;
+  d.fd = s.args.fd;
+  d.sock = s.args.sock;
+  d.addr = s.args.addr;
+  d.addrlen = s.args.addrlen;
+  d.how = s.args.how;
+  d.pidfd = s.args.pidfd;
   d.oflags = CB_ARG_NONE;
-  if (s.nr == SYS_open || s.nr == SYS_openat || s.nr == SYS_openat2) d.oflags = s.flags;
-  if (s.nr == SYS_creat) d.oflags = CB_OPEN_CREAT;
+  if (s.family == Family::Open) d.oflags = (s.args.implied_flags & O_CREAT) ? CB_OPEN_CREAT : s.args.flags;
   return d;
 }
 

@@ -1,10 +1,9 @@
 // Decoding the eBPF tracer's ring-buffer records (bpf/cb_wire.h) into C++.
 //
 // Pure: no libbpf, no kernel, no clock.  Everything here is tested with
-// hand-built byte buffers.  The syscall table below is the one place that
-// knows how each traced syscall's arguments are laid out: the loader
-// (trace/ebpf.cpp) programs the kernel side from it, and the decoder reads
-// records with it, so the two cannot disagree.
+// hand-built byte buffers.  How each traced syscall's arguments are laid out
+// is the syscall table's (syscalls/table.h): the loader (trace/ebpf.cpp)
+// programs the kernel side from it, and the decoder reads records with it.
 #pragma once
 
 #include <array>
@@ -17,6 +16,7 @@
 #include "base/paths.h"
 #include "base/result.h"
 #include "bpf/cb_wire.h"
+#include "syscalls/table.h"
 
 namespace cb {
 
@@ -116,26 +116,9 @@ std::string render_sockaddr(std::span<const uint8_t> addr, uint16_t sock_type, u
 // "NOP", "READV", ..., "URING_CMD"; "OP_<n>" for an opcode newer than this table.
 std::string io_uring_op_name(uint8_t opcode);
 
-// What the tracer follows, and how each syscall's arguments are laid out.
-// Argument-role fields are argument indexes, -1 when the syscall has none.
-struct TracedSyscall {
-  int nr;
-  std::string_view name;
-  int nargs;
-  // kernel side (see cb_sysdesc)
-  int8_t path1 = -1, dirfd1 = CB_AT_CWD, path2 = -1, dirfd2 = CB_AT_CWD;
-  int8_t fd = -1, sock = -1, addr = -1, addrlen = -1, how = -1, pidfd = -1;
-  // decoder side
-  int8_t flags = -1, mode = -1, uid = -1, gid = -1, offset = -1, length = -1;
-  int8_t sig = -1, target = -1, target_tid = -1;
-  uint64_t implied_flags = 0;  // creat: O_CREAT|O_WRONLY|O_TRUNC; lchown: AT_SYMLINK_NOFOLLOW
-  // chdir: the base is read at sys_exit, when a successful call has already
-  // moved the cwd to the target: the base alone is then the (resolved) path.
-  bool cwd_result = false;
-};
-
-std::span<const TracedSyscall> traced_syscalls();
-const TracedSyscall* find_traced_syscall(int nr);
-cb_sysdesc to_sysdesc(const TracedSyscall& s);
+// The eBPF side's descriptor of a row of the syscall table (syscalls/table.h):
+// the loader programs the kernel side with it, the decoder reads records
+// with the same row, so the two cannot disagree.
+cb_sysdesc to_sysdesc(const Syscall& s);
 
 }  // namespace cb

@@ -5,6 +5,7 @@
 #include <sys/syscall.h>
 
 #include "syscalls/compat.h"
+#include "syscalls/table.h"
 
 namespace cb {
 
@@ -33,11 +34,10 @@ std::optional<Event> event_of(const TraceRecord& r) {
     case TraceKind::Exit: return std::nullopt;
     case TraceKind::Syscall: break;
   }
-  switch (r.syscall_nr) {
-    case SYS_open:
-    case SYS_openat:
-    case SYS_openat2:
-    case SYS_creat: {
+  const Syscall* row = find_syscall(r.syscall_nr);
+  if (!row) return std::nullopt;
+  switch (row->family) {
+    case Family::Open: {
       int acc = static_cast<int>(r.flags & O_ACCMODE);
       bool write = !(r.flags & O_PATH) && (acc == O_WRONLY || acc == O_RDWR);
       // Once it succeeded, the kernel says whether it made the file; a
@@ -54,85 +54,77 @@ std::optional<Event> event_of(const TraceRecord& r) {
         ev.action = Action::FileRead;
       return ev;
     }
-    case SYS_unlink:
-    case SYS_unlinkat:
-    case SYS_rmdir:
+    case Family::Unlink:
       ev.action = Action::FileDelete;
-      ev.is_dir = r.syscall_nr == SYS_rmdir || (r.syscall_nr == SYS_unlinkat && (r.flags & AT_REMOVEDIR));
+      ev.is_dir = r.flags & AT_REMOVEDIR;
       return ev;
-    case SYS_rename:
-    case SYS_renameat:
-    case SYS_renameat2:
+    case Family::Rename:
       ev.action = Action::FileRename;
       ev.target = r.path2;
       return ev;
-    case SYS_link:
-    case SYS_linkat:
+    case Family::Link:
       // The new name is the object; the file it names is the target.
       ev.action = Action::FileLink;
       ev.path = r.path2;
       ev.target = r.path;
       return ev;
-    case SYS_symlink:
-    case SYS_symlinkat:
+    case Family::Symlink:
       ev.action = Action::FileLink;
       ev.target = r.path2;
       return ev;
-    case SYS_mkdir:
-    case SYS_mkdirat:
+    case Family::Mkdir:
       ev.action = Action::FileCreate;
       ev.is_dir = true;
       ev.flags = r.mode;
       return ev;
-    case SYS_mknod:
-    case SYS_mknodat:
+    case Family::Mknod:
       ev.action = Action::FileCreate;
       ev.flags = r.mode;
       return ev;
-    case SYS_truncate:
-    case SYS_ftruncate: ev.action = Action::FileTruncate; return ev;
-    case SYS_fallocate:
+    case Family::Truncate:
+    case Family::FdTruncate: ev.action = Action::FileTruncate; return ev;
+    case Family::Fallocate:
       ev.action =
           (r.flags & (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_COLLAPSE_RANGE | FALLOC_FL_ZERO_RANGE | FALLOC_FL_INSERT_RANGE))
               ? Action::FileTruncate
               : Action::FileWrite;
       return ev;
-    case SYS_utime:
-    case SYS_utimes:
-    case SYS_futimesat:
-    case SYS_utimensat:
-    case SYS_chmod:
-    case SYS_fchmod:
-    case SYS_fchmodat:
-    case __NR_fchmodat2:
-    case SYS_chown:
-    case SYS_lchown:
-    case SYS_fchown:
-    case SYS_fchownat:
-    case SYS_setxattr:
-    case SYS_lsetxattr:
-    case SYS_fsetxattr:
-    case __NR_setxattrat:
-    case SYS_removexattr:
-    case SYS_lremovexattr:
-    case SYS_fremovexattr:
-    case __NR_removexattrat: ev.action = Action::FileAttr; return ev;
-    case SYS_connect:
-    case SYS_bind:
-      ev.action = r.syscall_nr == SYS_connect ? Action::NetConnect : Action::NetBind;
+    case Family::Chmod:
+    case Family::Chown:
+    case Family::Utime:
+    case Family::SetXattr:
+    case Family::RemoveXattr:
+    case Family::XattrAt: ev.action = Action::FileAttr; return ev;
+    case Family::Connect:
+    case Family::Bind:
+      ev.action = row->family == Family::Connect ? Action::NetConnect : Action::NetBind;
       ev.path = r.addr;
       return ev;
-    case SYS_kill:
-    case SYS_tkill:
-    case SYS_tgkill:
-    case SYS_pidfd_send_signal:
+    case Family::Signal:
       ev.action = Action::ProcSignal;
       ev.target_pid = r.target_pid ? r.target_pid : r.target_arg;
       ev.flags = static_cast<uint64_t>(r.signal);
       ev.path.clear();
       return ev;
-    default: return std::nullopt;
+    // Not traced, or records that only keep the process table right.
+    case Family::OpenByHandle:
+    case Family::Chattr:
+    case Family::Exec:
+    case Family::Trace:
+    case Family::Prlimit:
+    case Family::IoUringSetup:
+    case Family::IoUringUse:
+    case Family::Mount:
+    case Family::Namespace:
+    case Family::Clone:
+    case Family::Clone3:
+    case Family::Kernel:
+    case Family::Chdir:
+    case Family::Creds:
+    case Family::Userfaultfd:
+    case Family::Count: return std::nullopt;
   }
+  return std::nullopt;
 }
 
 bool refused_by_read_only_mount(Action a, int err) {
