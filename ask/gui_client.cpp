@@ -341,7 +341,7 @@ void GuiClient::ask(const AskRequest& req) {
   for (const auto& l : req.chain) m.chain.push_back({l.pid, l.comm, l.argv});
   m.count = req.count;
   // The same words the updates use, with paths below the session's cwd shortened.
-  m.summary = proto::summarize(req.row.ev, req.count, impl_->cwd);
+  m.summary = summarize(req.row.ev, req.count, impl_->cwd);
   if (m.summary.empty()) m.summary = req.summary;
   m.asked_ns = req.asked_ns;
   m.deadline_ns = req.deadline_ns;
@@ -358,7 +358,7 @@ void GuiClient::update(uint64_t ask_id, uint32_t count) {
     std::lock_guard<std::mutex> g(impl_->mu);
     auto it = impl_->asks.find(ask_id);
     if (it == impl_->asks.end()) return;
-    summary = proto::summarize(it->second.ev, count, impl_->cwd);
+    summary = summarize(it->second.ev, count, impl_->cwd);
   }
   impl_->enqueue(proto::AskUpdate{ask_id, count, std::move(summary)}, false);
 }

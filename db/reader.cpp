@@ -352,7 +352,16 @@ Result<std::vector<StoredEvent>> Reader::events(const EventQuery& q) {
     ev.tid = c.i32();
     uint64_t proc_id = c.u64();  // NULL reads as 0: unknown
     std::string comm = c.bytes();
-    ev.action = parse_action(c.bytes()).value_or(Action::FileWrite);
+    // A value this cottonbox does not know (a newer one wrote it) is an
+    // error, never read as something else.
+    auto unknown = [&](const char* what, const std::string& v) {
+      return Error{EINVAL, impl_->path + ": event " + std::to_string(x.id) + " has an unknown " + what + " '" + v +
+                               "' (written by a newer cottonbox?)"};
+    };
+    std::string action_text = c.bytes();
+    auto action = parse_action(action_text);
+    if (!action) return unknown("action", action_text);
+    ev.action = *action;
     ev.syscall = c.bytes();
     ev.path = c.bytes();
     ev.target = c.bytes();
@@ -361,12 +370,21 @@ Result<std::vector<StoredEvent>> Reader::events(const EventQuery& q) {
     ev.is_dir = c.flag();
     ev.target_pid = c.i32();
     r.allowed = c.bytes() == "allow";
-    r.verdict.decision = parse_decision(c.bytes()).value_or(Decision::Deny);
+    std::string decision_text = c.bytes();
+    auto decision = parse_decision(decision_text);
+    if (!decision) return unknown("decision", decision_text);
+    r.verdict.decision = *decision;
     r.verdict.rule_id = c.bytes();
     r.verdict.builtin = c.flag();
     r.verdict.message = c.bytes();
-    ev.source = detail::parse_source(c.bytes()).value_or(Source::Seccomp);
-    r.layer = detail::parse_layer(c.bytes()).value_or(Layer::None);
+    std::string source_text = c.bytes();
+    auto source = detail::parse_source(source_text);
+    if (!source) return unknown("source", source_text);
+    ev.source = *source;
+    std::string layer_text = c.bytes();
+    auto layer = detail::parse_layer(layer_text);
+    if (!layer) return unknown("layer", layer_text);
+    r.layer = *layer;
     if (c.null()) {
       c.skip();
       r.result_errno = -1;

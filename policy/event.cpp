@@ -5,16 +5,36 @@
 namespace cb {
 namespace {
 
-constexpr std::array<std::string_view, static_cast<size_t>(Action::Count)> kActionNames = {
-    "file.read", "file.write", "file.create",   "file.delete",  "file.rename", "file.truncate",
-    "file.link", "file.attr",  "proc.exec",     "proc.signal",  "proc.trace",  "net.connect",
-    "net.bind",  "sys.mount",  "sys.namespace", "sys.io_uring", "sys.kernel",
+// The action vocabulary: each action's name and what its object is.  The
+// numeric values index bitmasks and never reach the database.
+struct ActionInfo {
+  std::string_view name;
+  ObjectKind object;
 };
+constexpr std::array<ActionInfo, static_cast<size_t>(Action::Count)> kActions = {{
+    {"file.read", ObjectKind::Path},
+    {"file.write", ObjectKind::Path},
+    {"file.create", ObjectKind::Path},
+    {"file.delete", ObjectKind::Path},
+    {"file.rename", ObjectKind::Path},
+    {"file.truncate", ObjectKind::Path},
+    {"file.link", ObjectKind::Path},
+    {"file.attr", ObjectKind::Path},
+    {"proc.exec", ObjectKind::Path},
+    {"proc.signal", ObjectKind::Process},
+    {"proc.trace", ObjectKind::Process},
+    {"net.connect", ObjectKind::Address},
+    {"net.bind", ObjectKind::Address},
+    {"sys.mount", ObjectKind::Facility},
+    {"sys.namespace", ObjectKind::Facility},
+    {"sys.io_uring", ObjectKind::Facility},
+    {"sys.kernel", ObjectKind::Facility},
+}};
 
 ActionMask mask_with_prefix(std::string_view prefix) {
   ActionMask m = 0;
-  for (size_t i = 0; i < kActionNames.size(); ++i)
-    if (kActionNames[i].substr(0, prefix.size()) == prefix) m |= ActionMask{1} << i;
+  for (size_t i = 0; i < kActions.size(); ++i)
+    if (kActions[i].name.starts_with(prefix)) m |= ActionMask{1} << i;
   return m;
 }
 
@@ -22,12 +42,17 @@ ActionMask mask_with_prefix(std::string_view prefix) {
 
 std::string_view action_name(Action a) {
   auto i = static_cast<size_t>(a);
-  return i < kActionNames.size() ? kActionNames[i] : std::string_view("unknown");
+  return i < kActions.size() ? kActions[i].name : std::string_view("unknown");
+}
+
+ObjectKind action_object(Action a) {
+  auto i = static_cast<size_t>(a);
+  return i < kActions.size() ? kActions[i].object : ObjectKind::Facility;
 }
 
 std::optional<Action> parse_action(std::string_view name) {
-  for (size_t i = 0; i < kActionNames.size(); ++i)
-    if (kActionNames[i] == name) return static_cast<Action>(i);
+  for (size_t i = 0; i < kActions.size(); ++i)
+    if (kActions[i].name == name) return static_cast<Action>(i);
   return std::nullopt;
 }
 
@@ -43,7 +68,8 @@ ActionMask parse_action_or_group(std::string_view name) {
 }
 
 std::vector<std::string_view> action_vocabulary() {
-  std::vector<std::string_view> v(kActionNames.begin(), kActionNames.end());
+  std::vector<std::string_view> v;
+  for (const auto& a : kActions) v.push_back(a.name);
   for (auto g : {"file.mutate", "file.*", "proc.*", "net.*", "sys.*", "*"}) v.emplace_back(g);
   return v;
 }

@@ -43,6 +43,16 @@ static_assert(static_cast<int>(Action::Count) <= 32);
 
 constexpr ActionMask bit(Action a) { return ActionMask{1} << static_cast<int>(a); }
 
+// What an action's object (Event::path) is, which says how a rule's path
+// patterns for it are written and checked.
+enum class ObjectKind : uint8_t {
+  Path,      // an absolute path: file.*, proc.exec (the executable)
+  Process,   // the target process's executable: proc.signal, proc.trace
+  Address,   // "tcp:HOST:PORT", "udp:...", "unix:PATH": net.*
+  Facility,  // a name the kernel gives: a mount point or file system, namespace kinds, "io_uring", "bpf"
+};
+ObjectKind action_object(Action a);
+
 // "file.delete" etc.
 std::string_view action_name(Action a);
 // Parses one action name (not a group); nullopt if unknown.

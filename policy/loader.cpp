@@ -70,6 +70,14 @@ bool valid_var_name(std::string_view s) {
   return true;
 }
 
+// The actions whose objects are of kind `k`.
+ActionMask actions_of_kind(ObjectKind k) {
+  ActionMask m = 0;
+  for (int i = 0; i < static_cast<int>(Action::Count); ++i)
+    if (action_object(static_cast<Action>(i)) == k) m |= bit(static_cast<Action>(i));
+  return m;
+}
+
 // "tcp:", "udp:", "unix:" ...: the patterns of net.* rules.
 bool looks_like_address(std::string_view p) {
   size_t colon = p.find(':');
@@ -567,14 +575,21 @@ class Loader {
     auto expanded = expand_vars(s, true);
     if (!expanded) return std::nullopt;
     std::string text = *expanded;
-    bool net = actions & (bit(Action::NetConnect) | bit(Action::NetBind));
-    bool sys = actions & (bit(Action::SysMount) | bit(Action::SysNamespace) | bit(Action::SysIoUring));
-    bool files = actions & ~((bit(Action::NetConnect) | bit(Action::NetBind)) |
-                             (bit(Action::SysMount) | bit(Action::SysNamespace) | bit(Action::SysIoUring)));
+    // What the rule's actions name decides how a pattern is written: paths
+    // are absolute (or start with '*'), addresses have a scheme, and the
+    // kernel's facility names (mount points, namespace kinds) are free.
+    bool takes_address = false, takes_name = false;
+    for (int i = 0; i < static_cast<int>(Action::Count); ++i) {
+      if (!(actions & bit(static_cast<Action>(i)))) continue;
+      ObjectKind k = action_object(static_cast<Action>(i));
+      takes_address |= k == ObjectKind::Address;
+      takes_name |= k == ObjectKind::Facility;
+    }
+    bool takes_path = actions & ~(actions_of_kind(ObjectKind::Address) | actions_of_kind(ObjectKind::Facility));
     if (text.starts_with("/") || text.starts_with("*")) {
       text = normalize_path_pattern(std::move(text));
-    } else if (!(net && looks_like_address(text)) && !sys) {
-      if (net && !files)
+    } else if (!(takes_address && looks_like_address(text)) && !takes_name) {
+      if (takes_address && !takes_path)
         error(s.file, s.mark, "'" + text + "' is not an address pattern (tcp:HOST:PORT, udp:HOST:PORT or unix:PATH)");
       else
         error(s.file, s.mark,

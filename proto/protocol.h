@@ -21,6 +21,7 @@
 
 #include "base/result.h"
 #include "db/store.h"
+#include "record/summary.h"
 
 namespace cb::proto {
 
@@ -167,11 +168,6 @@ class LineReader {
   bool skipping_ = false;
   uint64_t oversized_ = 0;
 };
-
-// "delete 240 files under build/": the words for `count` folded requests
-// like `ev`.  `cwd` (the session's) shortens paths below it.  Mirrors what
-// the supervisor says for a single request.
-std::string summarize(const Event& ev, uint32_t count, std::string_view cwd = {});
 
 // $XDG_RUNTIME_DIR/cottonbox/gui.sock, or "" when XDG_RUNTIME_DIR is unset
 // (then the session could not be kept away from the socket: no GUI mode).

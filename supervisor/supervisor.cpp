@@ -32,6 +32,7 @@
 #include "notify/ops.h"
 #include "procs/creds.h"
 #include "procs/procs.h"
+#include "record/summary.h"
 #include "syscalls/names.h"
 #include "syscalls/table.h"
 #include "trace/ebpf.h"
@@ -58,44 +59,6 @@ int severity(Decision d) {
     case Decision::Allow: return 0;
   }
   return 0;
-}
-
-std::string dirname_of(const std::string& p) {
-  size_t i = p.rfind('/');
-  if (i == std::string::npos) return ".";
-  return i == 0 ? "/" : p.substr(0, i);
-}
-
-// "delete 1 file", "rename directory src/ to /tmp/x"
-std::string summarize(const Facet& f, uint32_t count) {
-  auto n = [&](const char* one, const char* many) {
-    return count > 1 ? std::to_string(count) + " " + many : std::string("1 ") + one;
-  };
-  switch (f.action) {
-    case Action::FileDelete:
-      return "delete " + n(f.is_dir ? "directory" : "file", "files") +
-             (count > 1 ? " under " + dirname_of(f.path) : "");
-    case Action::FileRename:
-      return std::string("rename ") + (f.is_dir ? "directory " : "") + f.path + (f.is_dir ? "/" : "") + " to " +
-             f.target;
-    case Action::FileTruncate: return "truncate " + n("file", "files");
-    case Action::FileWrite: return "write " + n("file", "files");
-    case Action::FileCreate: return "create " + n(f.is_dir ? "directory" : "file", "files");
-    case Action::FileLink: return "link " + f.path + " to " + f.target;
-    case Action::FileAttr: return "change attributes of " + n("file", "files");
-    case Action::FileRead: return "read " + n("file", "files");
-    case Action::ProcExec: return "run " + f.path;
-    case Action::ProcSignal: return "signal process " + std::to_string(f.target_pid);
-    case Action::ProcTrace: return "trace process " + std::to_string(f.target_pid);
-    case Action::NetConnect: return "connect to " + f.path;
-    case Action::NetBind: return "listen on " + f.path;
-    case Action::SysMount: return "mount " + f.path;
-    case Action::SysNamespace: return "create namespaces (" + f.path + ")";
-    case Action::SysIoUring: return "use io_uring";
-    case Action::SysKernel: return "use " + f.path;
-    case Action::Count: break;
-  }
-  return std::string(action_name(f.action));
 }
 
 struct Pending {
@@ -881,7 +844,7 @@ struct Supervisor::Impl {
     r.session_name = opts.session_name;
     r.row = p.row;
     r.chain = chain_of(pe);
-    r.summary = summarize(f, 1);
+    r.summary = summarize(facet_event(p.call, p.cls, f, pe), 1);
     r.asked_ns = pk.asked_ns;
     r.deadline_ns = pk.deadline_ns;
     pk.requests.push_back(std::move(p));

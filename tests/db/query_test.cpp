@@ -1,5 +1,6 @@
 // EventQuery: the filters of `cottonbox events` and the GUI's review.
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 
 #include "db/store.h"
 #include "test_util.h"
@@ -146,6 +147,18 @@ TEST_F(QueryTest, ABadGlobIsAnError) {
   auto bad = r->events({.path_glob = "/proj/[abc"});
   ASSERT_FALSE(bad);
   EXPECT_NE(bad.error().message.find("bad path glob '/proj/[abc'"), std::string::npos) << bad.error().message;
+}
+
+TEST_F(QueryTest, AnUnknownStoredActionIsAnErrorNeverAnotherAction) {
+  // As a newer cottonbox would write it.
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &raw), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(raw, "UPDATE events SET action = 'net.teleport' WHERE seq = 6", nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(raw);
+  auto all = r->events({});
+  ASSERT_FALSE(all) << "read as some other action";
+  EXPECT_NE(all.error().message.find("unknown action 'net.teleport'"), std::string::npos) << all.error().message;
 }
 
 }  // namespace

@@ -317,6 +317,25 @@ TEST(LoaderErrors, Paths) {
   expect_error(kHead + "  - id: a\n    action: net.connect\n    decision: deny\n    path: [bogus]\n",
                "p.yaml:6:12: error: 'bogus' is not an address pattern (tcp:HOST:PORT, "
                "udp:HOST:PORT or unix:PATH)");
+  expect_error(kHead + "  - id: a\n    action: net.teleport\n    decision: deny\n",
+               "p.yaml:4:13: error: unknown action 'net.teleport'");
+}
+
+TEST(Loader, EachActionTakesPatternsOfItsObject) {
+  // Facilities are named as the kernel names them; addresses have a
+  // scheme; paths are absolute.
+  auto r =
+      load_policy_text({{"p.yaml", kHead + "  - {id: k, action: sys.kernel, decision: deny, path: [bpf, 'kexec_*']}\n"
+                                           "  - {id: n, action: sys.namespace, decision: allow, path: [user]}\n"
+                                           "  - {id: c, action: net.connect, decision: deny, path: ['tcp:*:22']}\n"
+                                           "  - {id: f, action: [file.write, net.bind], decision: deny, path: "
+                                           "[/etc/**, 'udp:*:53']}\n"}},
+                       options());
+  ASSERT_TRUE(r.policy) << (r.errors.empty() ? "" : format_diagnostic(r.errors[0]));
+  Event ev;
+  ev.action = Action::SysKernel;
+  ev.path = "kexec_load";
+  EXPECT_EQ(decide(*r.policy, ev).rule_id, "k");
 }
 
 TEST(LoaderErrors, Processes) {
