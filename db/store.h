@@ -12,6 +12,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -23,10 +24,28 @@
 namespace cb::db {
 
 // 2: the first schema a release writes (1 was a development layout).
-constexpr int kSchemaVersion = 2;
+// 3: what a replay needs to judge an event again exactly: each event's
+//    process image (images), proc.deletes and other facets, and the policy
+//    texts a session ran with (policies).  A version 2 file is upgraded in
+//    place by the first writer; readers read it as it is.
+constexpr int kSchemaVersion = 3;
+constexpr int kOldestUpgradableSchema = 2;
 constexpr std::chrono::milliseconds kCommitInterval{50};
 
 // ---------------------------------------------------------------- records --
+
+// The policy a session ran with, exactly as it was loaded: `why` and
+// `replay` judge its events against it, not against today's files.
+struct PolicySnapshot {
+  std::vector<std::pair<std::string, std::string>> files;  // name (as loaded), text
+  std::map<std::string, std::string> vars;                 // CWD, HOME, USER, --var
+  // What add_self_protection() was given.
+  std::vector<std::string> protected_files;
+  std::vector<std::string> protected_dirs;
+};
+// The snapshot as stored (canonical JSON) and its key, the sha256 of that text.
+std::string policy_snapshot_text(const PolicySnapshot& p);
+std::string policy_snapshot_hash(const PolicySnapshot& p);
 
 struct SessionStart {
   std::string uuid;  // random, for matching live sessions in the GUI
@@ -38,6 +57,7 @@ struct SessionStart {
   std::string hostname;
   std::vector<std::string> policy_files;
   std::string policy_hash;
+  std::optional<PolicySnapshot> policy;  // stored once per distinct snapshot
   int64_t started_ns = 0;
   bool observe = false;
   std::string tracer;    // "seccomp", "ebpf", "seccomp,ebpf"
@@ -85,12 +105,27 @@ struct ProcessExit {
   int exit_signal = 0;   // N when killed by signal N
 };
 
+// Another part of one system call that was judged with the row's event (a
+// rename that replaces a file also deletes it): the row's verdict is the
+// most severe of all its parts'.
+struct FacetRow {
+  Action action = Action::FileWrite;
+  std::string path;
+  std::string target;
+  std::vector<std::string> aliases;
+  bool is_dir = false;
+  int32_t target_pid = 0;
+};
+
 struct EventRow {
-  uint64_t seq = 0;      // session-unique, assigned by the producer (approvals refer to it)
-  Event ev;              // ev.proc->proc_id links the process
-  Verdict verdict;       // what the policy said (allow/deny/ask/log, the rule)
-  bool allowed = true;   // what was decided in the end (an ask's answer; deny when unanswered)
-  bool enforced = true;  // false in --observe sessions: the decision was recorded, not applied
+  uint64_t seq = 0;  // session-unique, assigned by the producer (approvals refer to it)
+  // ev.proc->proc_id links the process; ev.proc itself (the image that was
+  // judged: exe, argv, cwd, ancestors) and ev.proc_deletes are stored too.
+  Event ev;
+  std::vector<FacetRow> facets;  // the call's other parts, judged with ev
+  Verdict verdict;               // what the policy said (allow/deny/ask/log, the rule)
+  bool allowed = true;           // what was decided in the end (an ask's answer; deny when unanswered)
+  bool enforced = true;          // false in --observe sessions: the decision was recorded, not applied
   Layer layer = Layer::None;
   int32_t result_errno = -1;  // 0 success, >0 the errno the syscall returned, -1 unknown
   uint32_t count = 1;         // >1 when a burst of identical events was folded into one row
@@ -184,8 +219,14 @@ struct EventQuery {
 struct StoredEvent {
   int64_t id = 0;
   int64_t session = 0;
-  EventRow row;  // row.ev.proc points at a ProcessInfo rebuilt from the processes table
+  // row.ev.proc points at the process image that was judged, when it was
+  // recorded (schema 3); else at one rebuilt from the processes table (its
+  // last image, without ancestors).
+  EventRow row;
   std::optional<ApprovalRow> approval;
+  bool image_recorded = false;    // row.ev.proc is exactly what was judged
+  bool deletes_recorded = false;  // row.ev.proc_deletes is what was judged
+  bool facets_recorded = false;   // row.facets is complete
 };
 
 struct StoredProcess {
@@ -203,6 +244,13 @@ class Reader {
   Result<std::vector<SessionSummary>> sessions();
   Result<SessionSummary> session(int64_t id);
   Result<std::vector<StoredEvent>> events(const EventQuery& q);
+  Result<StoredEvent> event(int64_t id);
+  // The policy a session ran with; nullopt when it was not recorded (a
+  // session from before schema 3).
+  Result<std::optional<PolicySnapshot>> policy(int64_t session);
+  // The largest event id committed so far (0 when none).
+  Result<int64_t> last_event_id();
+  int schema_version() const;
   Result<std::vector<StoredProcess>> processes(int64_t session);
   // The chain from `proc_id` up to the session's root process (nearest first).
   Result<std::vector<StoredProcess>> process_chain(int64_t session, uint64_t proc_id);

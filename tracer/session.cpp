@@ -344,6 +344,7 @@ int run_session(const RunOptions& o) {
   ss.hostname = host;
   ss.policy_files = files;
   ss.policy_hash = policy->hash;
+  ss.policy = db::PolicySnapshot{policy->sources, policy->vars, sp.protected_files, sp.protected_dirs};
   ss.started_ns = realtime_ns();
   ss.observe = o.observe;
   ss.tracer = ebpf_possible ? (want_seccomp ? "seccomp,ebpf" : "ebpf") : "seccomp";

@@ -286,6 +286,10 @@ struct Supervisor::Impl {
     db::EventRow row;
     row.seq = ++seq;
     row.ev = facet_event(call, c, c.facets[0], pe);
+    for (size_t i = 1; i < c.facets.size(); ++i) {
+      const Facet& f = c.facets[i];
+      row.facets.push_back(db::FacetRow{f.action, f.path, f.target, f.aliases, f.is_dir, f.target_pid});
+    }
     row.ev.ts_ns = realtime_ns();
     row.ev.proc_deletes = pe ? pe->deletes : 0;
     row.verdict = j.verdict;
