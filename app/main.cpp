@@ -205,11 +205,13 @@ int main(int argc, char** argv) {
     ro.vars = parse_vars(vars, &ok);
     if (!ok) return kOwnError;
     ro.command = command;
-    ro.ask = ask == "gui"     ? cb::AskMode::Gui
-             : ask == "tty"   ? cb::AskMode::Tty
-             : ask == "deny"  ? cb::AskMode::Deny
-             : ask == "allow" ? cb::AskMode::Allow
-                              : cb::AskMode::Auto;
+    ro.ask = ask == "gui"               ? cb::AskMode::Gui
+             : ask == "tty"             ? cb::AskMode::Tty
+             : ask == "deny"            ? cb::AskMode::Deny
+             : ask == "allow"           ? cb::AskMode::Allow
+             : ask.starts_with("exec:") ? cb::AskMode::Exec
+                                        : cb::AskMode::Auto;
+    if (ro.ask == cb::AskMode::Exec) ro.ask_program = ask.substr(5);
     ro.ask_timeout = std::chrono::milliseconds(static_cast<int64_t>(ask_timeout * 1000));
     try {
       return cb::run_session(ro);

@@ -15,6 +15,7 @@
 #include <random>
 
 #include "db/store.h"
+#include "tracer/ask_exec.h"
 #include "tracer/ask_tty.h"
 #include "tracer/core_btf.h"
 #include "tracer/ebpf.h"
@@ -352,6 +353,7 @@ int run_session(const RunOptions& o) {
                 : o.ask == AskMode::Tty   ? "tty"
                 : o.ask == AskMode::Deny  ? "deny"
                 : o.ask == AskMode::Allow ? "allow"
+                : o.ask == AskMode::Exec  ? "exec"
                                           : "auto";
   ss.supervisor_pid = getpid();
   ss.boot_id = boot_id();
@@ -442,6 +444,7 @@ int run_session(const RunOptions& o) {
   if (!asker) switch (o.ask) {
       case AskMode::Allow: asker = std::make_unique<FixedAsker>(true); break;
       case AskMode::Deny: asker = std::make_unique<FixedAsker>(false); break;
+      case AskMode::Exec: asker = std::make_unique<ExecAsker>(o.ask_program, cwd_s); break;
       case AskMode::Tty:
       case AskMode::Gui:
       case AskMode::Auto: {
