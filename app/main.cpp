@@ -9,6 +9,7 @@
 
 #include "audit/commands.h"
 #include "db/follow.h"
+#include "mcp/server.h"
 
 #include "db/report.h"
 #include "db/store.h"
@@ -183,6 +184,11 @@ int main(int argc, char** argv) {
   tree->add_option("--db", db, "Audit database");
   tree->add_flag("--json", json, "JSON output");
 
+  // ---- mcp
+  auto* mcp = app.add_subcommand(
+      "mcp", "A Model Context Protocol server on stdin/stdout: read-only tools over the audit database");
+  mcp->add_option("--db", db, "Audit database");
+
   // ---- doctor
   bool doctor_json = false;
   auto* doctor = app.add_subcommand("doctor", "Show what this machine offers cottonbox, and what it does without each");
@@ -229,6 +235,10 @@ int main(int argc, char** argv) {
     auto v = parse_vars(check_vars, &ok);
     if (!ok) return kOwnError;
     return cb::run_check(check_policies, v, db.empty() ? cb::db::default_db_path() : db, check_json, std::cout);
+  }
+  if (*mcp) {
+    signal(SIGPIPE, SIG_IGN);
+    return cb::mcp::run_mcp(db.empty() ? cb::db::default_db_path() : db, std::cin, std::cout);
   }
   if (*why) {
     std::string db_path = db.empty() ? cb::db::default_db_path() : db;
