@@ -25,6 +25,7 @@ std::string dirname_of(const std::string& p) {
 }
 
 bool is_address(Action a) { return a == Action::NetConnect || a == Action::NetBind; }
+bool is_file_action(Action a) { return (bit(a) & parse_action_or_group("file.*")) != 0; }
 
 // "tcp:10.0.0.1" of "tcp:10.0.0.1:443"; "" when there is no port.
 std::string host_of(const std::string& addr) {
@@ -110,7 +111,6 @@ Suggestion suggest(const db::SessionSummary& s, const std::vector<db::StoredEven
       else
         refused = f == 0;
       if (!refused) continue;
-      if (parts[f].path.empty()) continue;
       needs.push_back({i, parts[f]});
       any = true;
     }
@@ -143,7 +143,11 @@ Suggestion suggest(const db::SessionSummary& s, const std::vector<db::StoredEven
   // Group: same action, same directory (or host), and for asks the same process.
   std::map<std::tuple<Action, std::string, std::string>, Group> groups;
   for (auto& n : needs) {
-    std::string where = is_address(n.ev.action) ? host_of(n.ev.path) : dirname_of(n.ev.path);
+    // A path no glob can name (none, or not absolute for a file action):
+    // the rule names no path, only the action and the process.
+    bool unnamed = n.ev.path.empty() || (is_file_action(n.ev.action) && n.ev.path[0] != '/');
+    if (unnamed) n.ev.path.clear();
+    std::string where = unnamed ? "" : is_address(n.ev.action) ? host_of(n.ev.path) : dirname_of(n.ev.path);
     std::string proc = out.observe ? "" : comm_of(n.ev);
     auto key = std::make_tuple(n.ev.action, where, proc);
     Group& g = groups.try_emplace(key, Group{n.ev.action, where, {}, {}, {}, {}}).first->second;
@@ -207,6 +211,10 @@ Suggestion suggest(const db::SessionSummary& s, const std::vector<db::StoredEven
         continue;
       }
     }
+    if (g.paths.size() == 1 && g.paths.begin()->empty()) {
+      if (!conflicts(g.action, {}, procs, nullptr)) add_rule(g, {}, procs, g.events);
+      continue;
+    }
     // Exact paths, each checked.
     std::vector<std::string> ok;
     for (const auto& p : g.paths) {
@@ -261,9 +269,11 @@ Suggestion suggest(const db::SessionSummary& s, const std::vector<db::StoredEven
       y += "  - id: " + r.id + "\n";
       for (const auto& c : r.comments) y += "    # " + db::to_valid_utf8(c) + "\n";
       y += "    action: " + std::string(action_name(r.action)) + "\n";
-      y += "    path: [";
-      for (size_t i = 0; i < r.paths.size(); ++i) y += (i ? ", " : "") + yaml_quote(r.paths[i]);
-      y += "]\n";
+      if (!r.paths.empty()) {
+        y += "    path: [";
+        for (size_t i = 0; i < r.paths.size(); ++i) y += (i ? ", " : "") + yaml_quote(r.paths[i]);
+        y += "]\n";
+      }
       if (!r.processes.empty()) {
         y += "    process: [";
         for (size_t i = 0; i < r.processes.size(); ++i) y += (i ? ", " : "") + yaml_quote(r.processes[i]);
