@@ -110,6 +110,7 @@ void ExecAsker::run(AskRequest req) {
   if (m.summary.empty()) m.summary = req.summary;
   m.asked_ns = req.asked_ns;
   m.deadline_ns = req.deadline_ns;
+  m.why = req.why;
   std::string input = proto::encode(m) + "\n";
 
   auto deny = [&](const std::string& why) {

@@ -27,6 +27,8 @@
 #include <thread>
 #include <unordered_map>
 
+#include "audit/explain_json.h"
+#include "policy/explain.h"
 #include "tracer/carry.h"
 #include "tracer/creds.h"
 #include "tracer/ebpf.h"
@@ -882,6 +884,7 @@ struct Supervisor::Impl {
     r.row = p.row;
     r.chain = chain_of(pe);
     r.summary = summarize(f, 1);
+    explain_ask(p, pe, r);
     r.asked_ns = pk.asked_ns;
     r.deadline_ns = pk.deadline_ns;
     pk.requests.push_back(std::move(p));
@@ -889,6 +892,22 @@ struct Supervisor::Impl {
     parked.emplace(id, std::move(pk));
     arm_timer();
     opts.asker->ask(r);
+  }
+
+  // The explanation of the part of the call that asked (asks are rare: the
+  // explained decision's cost is no concern here).
+  void explain_ask(const Pending& p, ProcessEntry* pe, AskRequest& r) {
+    for (const Facet& f : p.cls.facets) {
+      Event ev = facet_event(p.call, p.cls, f, pe);
+      ev.proc_deletes = p.row.ev.proc_deletes;
+      Explanation x = explain(*opts.policy, ev);
+      if (x.verdict.decision != p.row.verdict.decision || x.verdict.rule_id != p.row.verdict.rule_id) continue;
+      std::string layer = x.verdict.builtin ? "builtin" : "notify";
+      audit::Sources sources = audit::sources_of(*opts.policy);
+      r.why = audit::explanation_json(x, sources, layer);
+      r.why_text = audit::explanation_text(x, sources, layer);
+      return;
+    }
   }
 
   void arm_timer() {

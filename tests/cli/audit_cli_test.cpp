@@ -523,7 +523,7 @@ TEST_F(Audit, AnApproverThatHangsCrashesOrBabblesIsADenial) {
     std::vector<std::string> says;  // in answered_by, one of these
   };
   const Case cases[] = {
-      {"answers", "cat > /dev/null; echo 'allow-tree looks harmless'", true, {"exec: looks harmless"}},
+      {"answers", "cat > $D/ask.json; echo 'allow-tree looks harmless'", true, {"exec: looks harmless"}},
       {"refuses", "cat > /dev/null; echo 'deny not today'", false, {"exec: not today"}},
       // Killed at the deadline; should the supervisor's own timer come
       // first, it is a timeout: a denial either way.
@@ -555,6 +555,15 @@ TEST_F(Audit, AnApproverThatHangsCrashesOrBabblesIsADenial) {
       return by.find(s) != std::string::npos;
     })) << by;
     if (!c.allowed) EXPECT_EQ(last["approval"]["answer"], "deny-once");
+    if (c.allowed) {
+      // The approver was given the ask as the protocol's message, with why.
+      json ask = json::parse(read_file(dir_ + "/ask.json"));
+      EXPECT_EQ(ask["type"], "ask");
+      EXPECT_EQ(ask["event"]["path"], f);
+      EXPECT_EQ(ask["why"]["rule"]["id"], "ask-work");
+      EXPECT_EQ(ask["why"]["rule"]["location"], policy_ + ":4:5");
+      EXPECT_EQ(ask["why"]["checks"][1]["detail"], f + " matches " + dir_ + "/work/**");
+    }
   }
   // The hanging approver did not outlive its ask.
   EXPECT_NE(system("pgrep -f 'slee[p] 1001' >/dev/null"), 0) << "the hung approver was killed";
