@@ -569,4 +569,33 @@ TEST_F(Audit, AnApproverThatHangsCrashesOrBabblesIsADenial) {
   EXPECT_NE(system("pgrep -f 'slee[p] 1001' >/dev/null"), 0) << "the hung approver was killed";
 }
 
+TEST_F(Audit, TheExampleApproverDoesWhatItsDocumentSays) {
+  // docs/approvers.md's example, as shipped.
+  std::string example = std::string(SOURCE_DIR) + "/docs/examples/approver.py";
+  write_file(policy_,
+             "version: 1\ndefault: allow\nrules:\n  - id: ask-deletes\n    action: file.delete\n    path: [\"" + dir_ +
+                 "/work/**\"]\n    decision: ask\n");
+  for (const char* d : {"/work/build", "/work/.git", "/work/src"}) mkdir((dir_ + d).c_str(), 0755);
+  for (const char* f : {"/work/build/a.o", "/work/build/b.o", "/work/.git/HEAD", "/work/src/api.py"})
+    write_file(dir_ + f, "x");
+  Outcome r = session("rm -f $D/work/build/a.o $D/work/.git/HEAD $D/work/src/api.py $D/work/build/b.o; echo done",
+                      {"--ask", "exec:" + example, "--ask-timeout", "20"});
+  EXPECT_NE(r.out.find("done"), std::string::npos) << r.err;
+  EXPECT_NE(access((dir_ + "/work/build/a.o").c_str(), F_OK), 0);
+  EXPECT_NE(access((dir_ + "/work/build/b.o").c_str(), F_OK), 0);
+  EXPECT_EQ(access((dir_ + "/work/.git/HEAD").c_str(), F_OK), 0);
+  EXPECT_EQ(access((dir_ + "/work/src/api.py").c_str(), F_OK), 0);
+  std::map<std::string, json> by_path;
+  for (auto& e : events({"--decision", "ask"})) by_path[e["path"]] = e;
+  EXPECT_EQ(by_path[dir_ + "/work/build/a.o"]["approval"]["answer"], "allow-once");
+  EXPECT_EQ(by_path[dir_ + "/work/build/b.o"]["approval"]["answer"], "allow-once");
+  EXPECT_EQ(by_path[dir_ + "/work/.git/HEAD"]["approval"]["answer"], "deny-once");
+  std::string why = by_path[dir_ + "/work/src/api.py"]["approval"]["answered_by"];
+  EXPECT_NE(why.find("exec: nobody approved file.delete " + dir_ +
+                     "/work/src/api.py (rule ask-deletes: file.delete is one of file.delete; " + dir_ +
+                     "/work/src/api.py matches " + dir_ + "/work/**)"),
+            std::string::npos)
+      << why;
+}
+
 }  // namespace
