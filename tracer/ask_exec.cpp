@@ -7,8 +7,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <iterator>
 
 #include "proto/protocol.h"
 #include "tracer/fd.h"
@@ -76,26 +78,41 @@ Result<ApproverAnswer> parse_approver_output(std::string_view out) {
 ExecAsker::ExecAsker(std::string command, std::string cwd) : command_(std::move(command)), cwd_(std::move(cwd)) {}
 
 ExecAsker::~ExecAsker() {
-  std::vector<std::thread> threads;
+  std::vector<Worker> workers;
   {
     std::lock_guard<std::mutex> g(mu_);
     stopping_ = true;
     for (auto& [id, pgid] : running_) kill(-pgid, SIGKILL);
-    threads.swap(threads_);
+    workers.swap(workers_);
   }
-  for (auto& t : threads) t.join();
+  for (auto& w : workers) w.thread.join();
 }
 
 void ExecAsker::ask(const AskRequest& req) {
-  std::lock_guard<std::mutex> g(mu_);
-  if (stopping_) return;
-  threads_.emplace_back([this, req] { run(req); });
+  std::vector<Worker> finished;
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    if (stopping_) return;
+    auto it = std::partition(workers_.begin(), workers_.end(), [](const Worker& w) { return !w.done->load(); });
+    std::move(it, workers_.end(), std::back_inserter(finished));
+    workers_.erase(it, workers_.end());
+    cancelled_[req.ask_id] = false;
+    auto done = std::make_shared<std::atomic<bool>>(false);
+    workers_.push_back({std::thread([this, req, done] {
+                          run(req);
+                          *done = true;
+                        }),
+                        done});
+  }
+  for (auto& w : finished) w.thread.join();
 }
 
 void ExecAsker::cancel(uint64_t ask_id) {
   std::lock_guard<std::mutex> g(mu_);
-  cancelled_[ask_id] = true;
-  if (auto it = running_.find(ask_id); it != running_.end()) kill(-it->second, SIGKILL);
+  auto it = cancelled_.find(ask_id);
+  if (it == cancelled_.end()) return;  // not ours, or answered already
+  it->second = true;
+  if (auto r = running_.find(ask_id); r != running_.end()) kill(-r->second, SIGKILL);
 }
 
 void ExecAsker::run(AskRequest req) {

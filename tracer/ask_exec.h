@@ -13,6 +13,7 @@
 
 #include <sys/types.h>
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -50,10 +51,14 @@ class ExecAsker : public AskBackend {
   std::string command_;
   std::string cwd_;
   std::mutex mu_;
-  std::map<uint64_t, pid_t> running_;  // ask id -> the approver's process group
-  std::map<uint64_t, bool> cancelled_;
+  std::map<uint64_t, pid_t> running_;   // ask id -> the approver's process group
+  std::map<uint64_t, bool> cancelled_;  // asks being answered -> cancelled by the supervisor
   bool stopping_ = false;
-  std::vector<std::thread> threads_;
+  struct Worker {
+    std::thread thread;
+    std::shared_ptr<std::atomic<bool>> done;
+  };
+  std::vector<Worker> workers_;  // finished ones are joined at the next ask
 };
 
 }  // namespace cb
