@@ -897,9 +897,14 @@ struct Supervisor::Impl {
   // The explanation of the part of the call that asked (asks are rare: the
   // explained decision's cost is no concern here).
   void explain_ask(const Pending& p, ProcessEntry* pe, AskRequest& r) {
+    // Each part saw the count before the call's deletions, plus its own
+    // (judge()); the row keeps the count after them.
+    uint32_t deletions = 0;
+    for (const Facet& f : p.cls.facets) deletions += f.action == Action::FileDelete;
+    uint32_t before = p.row.ev.proc_deletes >= deletions ? p.row.ev.proc_deletes - deletions : 0;
     for (const Facet& f : p.cls.facets) {
       Event ev = facet_event(p.call, p.cls, f, pe);
-      ev.proc_deletes = p.row.ev.proc_deletes;
+      ev.proc_deletes = pe ? before + (f.action == Action::FileDelete ? 1 : 0) : 0;
       Explanation x = explain(*opts.policy, ev);
       if (x.verdict.decision != p.row.verdict.decision || x.verdict.rule_id != p.row.verdict.rule_id) continue;
       std::string layer = x.verdict.builtin ? "builtin" : "notify";
