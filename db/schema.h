@@ -36,6 +36,11 @@ bool running_session_is_stale(std::string_view boot_id, int32_t supervisor_pid, 
 std::string encode_string_array(const std::vector<std::string>& v);
 std::vector<std::string> decode_string_array(std::string_view json);
 
+// EventRow::facets as JSON text ("" for none) and back; paths stay exact.
+std::string encode_facets(const std::vector<FacetRow>& f);
+std::vector<FacetRow> decode_facets(std::string_view json);
+std::optional<PolicySnapshot> decode_policy_snapshot(std::string_view json);
+
 std::optional<Source> parse_source(std::string_view s);
 std::optional<Layer> parse_layer(std::string_view s);
 std::optional<SessionState> parse_session_state(std::string_view s);

@@ -11,7 +11,9 @@
 
 #include "base/paths.h"
 #include "notify/carry.h"
+#include "policy/explain.h"
 #include "procs/creds.h"
+#include "proto/explain_json.h"
 #include "record/summary.h"
 #include "syscalls/names.h"
 #include "syscalls/table.h"
@@ -100,6 +102,10 @@ EventRow NotifyPath::make_row(const Call& call, const Classified& c, ProcessEntr
   EventRow row;
   row.seq = rec_.next_seq();
   row.ev = facet_event(call, c, c.facets[0], pe);
+  for (size_t i = 1; i < c.facets.size(); ++i) {
+    const Facet& f = c.facets[i];
+    row.facets.push_back(FacetRow{f.action, f.path, f.target, f.aliases, f.is_dir, f.target_pid});
+  }
   row.ev.ts_ns = realtime_ns();
   row.ev.proc_deletes = pe ? pe->deletes : 0;
   row.verdict = j.verdict;
@@ -418,7 +424,29 @@ void NotifyPath::park(Pending p, ProcessEntry* pe) {
   r.session_name = opts_.session_name;
   r.chain = chain_of(pe);
   r.summary = summarize(facet_event(p.call, p.cls, p.cls.facets[0], pe), 1);
+  explain_ask(p, pe, r);
   asks_.park(std::move(p), pe ? pe->info->proc_id : 0, std::move(r));
+}
+
+// The explanation of the part of the call that asked (asks are rare: the
+// explained decision's cost is no concern here).
+void NotifyPath::explain_ask(const Pending& p, ProcessEntry* pe, AskRequest& r) {
+  // Each part saw the count before the call's deletions, plus its own
+  // (judge()); the row keeps the count after them.
+  uint32_t deletions = 0;
+  for (const Facet& f : p.cls.facets) deletions += f.action == Action::FileDelete;
+  uint32_t before = p.row.ev.proc_deletes >= deletions ? p.row.ev.proc_deletes - deletions : 0;
+  for (const Facet& f : p.cls.facets) {
+    Event ev = facet_event(p.call, p.cls, f, pe);
+    ev.proc_deletes = pe ? before + (f.action == Action::FileDelete ? 1 : 0) : 0;
+    Explanation x = explain(*opts_.policy, ev);
+    if (x.verdict.decision != p.row.verdict.decision || x.verdict.rule_id != p.row.verdict.rule_id) continue;
+    std::string layer = x.verdict.builtin ? "builtin" : "notify";
+    proto::Sources sources = proto::sources_of(*opts_.policy);
+    r.why = proto::explanation_json(x, sources, layer);
+    r.why_text = proto::explanation_text(x, sources, layer);
+    return;
+  }
 }
 
 void NotifyPath::resolve_asked(Pending& p, bool allow, const ApprovalRow& a) {

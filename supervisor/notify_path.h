@@ -57,6 +57,7 @@ class NotifyPath {
   std::vector<ChainLink> chain_of(ProcessEntry* pe);
   void park(Pending p, ProcessEntry* pe);
   void resolve_asked(Pending& p, bool allow, const ApprovalRow& a);
+  void explain_ask(const Pending& p, ProcessEntry* pe, AskRequest& r);
 
   const SupervisorOptions& opts_;
   pid_t init_pid_;
