@@ -84,7 +84,7 @@ int run_check(const std::vector<std::string>& policy_files, const std::map<std::
 
   auto layer_of = [&](const Rule& r) -> std::pair<std::string, std::string> {
     for (const auto& l : plan.layers)
-      if (l.rule_id == r.id) return {l.layer, l.detail};
+      if (l.rule_id == r.id) return {std::string(enforcement_name(l.layer)), l.detail};
     if (r.decision == Decision::Allow) return {"none", "allowing needs no enforcement"};
     if (r.decision == Decision::Log)
       return {in.ebpf ? "tracer" : "notify", in.ebpf ? "recorded by the eBPF tracer" : "recorded by the supervisor"};
@@ -108,7 +108,7 @@ int run_check(const std::vector<std::string>& policy_files, const std::map<std::
       jr["processes"] = r.processes;
       jr["when"] = r.when_text.empty() ? nlohmann::json() : nlohmann::json(r.when_text);
       jr["message"] = r.message;
-      jr["builtin"] = r.builtin;
+      jr["builtin"] = r.builtin();
       if (r.loc.line) jr["location"] = r.loc.file + ":" + std::to_string(r.loc.line) + ":" + std::to_string(r.loc.col);
       auto [layer, detail] = layer_of(r);
       jr["layer"] = layer;

@@ -337,16 +337,16 @@ json check_policy(const std::string& path, const json& a) {
     for (int i = 0; i < static_cast<int>(Action::Count); ++i)
       if (r.actions & (ActionMask{1} << i)) actions.emplace_back(action_name(static_cast<Action>(i)));
     for (const auto& g : r.paths) paths.push_back(g.text());
-    std::string layer = r.builtin ? "builtin" : r.decision == Decision::Allow ? "none" : "notify";
+    std::string layer = r.builtin() ? "builtin" : r.decision == Decision::Allow ? "none" : "notify";
     for (const auto& sd : statics)
-      if (sd.rule_id == r.id && !r.builtin) layer = "mount";
+      if (sd.rule_id == r.id && !r.builtin()) layer = "mount";
     rules.push_back({{"id", db::to_valid_utf8(r.id)},
                      {"decision", decision_name(r.decision)},
                      {"actions", actions},
                      {"paths", paths},
                      {"processes", r.processes},
                      {"when", r.when_text.empty() ? json(nullptr) : json(db::to_valid_utf8(r.when_text))},
-                     {"builtin", r.builtin},
+                     {"builtin", r.builtin()},
                      {"location", proto::rule_location(r).empty() ? json(nullptr) : json(proto::rule_location(r))},
                      {"layer", layer}});
   }

@@ -23,16 +23,28 @@ namespace {
 
 bool is_under(const std::string& path, const std::string& root) { return root == "/" || path_within(path, root); }
 
-std::vector<std::string> protected_directories(const Policy& p, ActionMask actions, bool with_builtin) {
+constexpr ActionMask kRoBlocks = bit(Action::FileWrite) | bit(Action::FileTruncate) | bit(Action::FileDelete) |
+                                 bit(Action::FileRename) | bit(Action::FileAttr);
+constexpr ActionMask kWritesInPlace = bit(Action::FileWrite) | bit(Action::FileTruncate) | bit(Action::FileAttr);
+// The kernel's tunables and /sys: core_pattern, modprobe and uevent helpers
+// would run code outside the session.  Raw memory and I/O ports reach past
+// every layer.
+constexpr const char* kKernelTrees[] = {"/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus", "/sys"};
+constexpr const char* kRawMemory[] = {"/dev/mem", "/dev/kmem", "/dev/port"};
+
+// The directories that deny/ask rules on `actions` name as the literal
+// start of their paths (~/.ssh for "~/.ssh/**"), each once; with `host`,
+// only those that exist as directories.
+std::vector<std::string> protected_directories(const Policy& p, ActionMask actions, bool with_builtin,
+                                               const HostFacts* host = nullptr) {
   std::vector<std::string> out;
   for (const Rule& r : p.rules) {
-    if ((r.builtin && !with_builtin) || !(r.decision == Decision::Deny || r.decision == Decision::Ask) ||
+    if ((r.builtin() && !with_builtin) || !(r.decision == Decision::Deny || r.decision == Decision::Ask) ||
         !(r.actions & actions))
       continue;
     for (const auto& g : r.paths) {
       const std::string& b = g.literal_base();
-      struct stat st;
-      if (!b.empty() && b[0] == '/' && b != "/" && stat(b.c_str(), &st) == 0 && S_ISDIR(st.st_mode) &&
+      if (!b.empty() && b[0] == '/' && b != "/" && (!host || host->is_dir(b)) &&
           std::find(out.begin(), out.end(), b) == out.end())
         out.push_back(b);
     }
@@ -40,19 +52,60 @@ std::vector<std::string> protected_directories(const Policy& p, ActionMask actio
   return out;
 }
 
+// Roots whose raw disks would reach what the policy protects.
+std::vector<std::string> device_roots(const Policy& p, const PlanInput& in) {
+  std::vector<std::string> roots;
+  auto add = [&](const std::string& r) {
+    if (!r.empty() && r[0] == '/' && std::find(roots.begin(), roots.end(), r) == roots.end()) roots.push_back(r);
+  };
+  for (const StaticDenial& sd : static_denials(p)) add(sd.root);
+  for (const Rule& r : p.rules) {
+    if (r.decision != Decision::Deny || !(r.actions & kFileMutate)) continue;
+    for (const auto& g : r.paths) add(g.literal_base());
+  }
+  for (const auto& f : in.self_files) add(f);
+  return roots;
+}
+
 int rule_path_count(const Rule& r) { return static_cast<int>(r.paths.size()); }
 
 }  // namespace
 
-Plan make_plan(const Policy& p, const PlanInput& in) {
+std::string_view enforcement_name(Enforcement e) {
+  switch (e) {
+    case Enforcement::Mount: return "mount";
+    case Enforcement::MountAndNotify: return "mount+notify";
+    case Enforcement::Notify: return "notify";
+  }
+  return "unknown";
+}
+
+HostQuery plan_query(const Policy& p, const PlanInput& in) {
+  HostQuery q;
+  auto ask = [&](const std::string& path) {
+    if (std::find(q.paths.begin(), q.paths.end(), path) == q.paths.end()) q.paths.push_back(path);
+  };
+  for (const StaticDenial& sd : static_denials(p)) ask(sd.root);
+  for (const auto& d : protected_directories(p, kFileMutate, true)) ask(d);
+  for (const auto& f : in.self_files) ask(f);
+  for (const auto& d : in.hidden_dirs) ask(d);
+  for (const char* k : kKernelTrees) ask(k);
+  for (const char* k : kRawMemory) ask(k);
+  q.alias_dirs = protected_directories(p, kFileMutate, true);
+  q.device_roots = device_roots(p, in);
+  q.link_trees = protected_directories(p, kWritesInPlace, false);
+  return q;
+}
+
+Plan make_plan(const Policy& p, const PlanInput& in) { return make_plan(p, in, gather_host_facts(plan_query(p, in))); }
+
+Plan make_plan(const Policy& p, const PlanInput& in, const HostFacts& host) {
   Plan plan;
   ActionMask need = actions_needing_decision(p);
   // Without the tracer, `log` rules can only see what is notified.
   if (!in.ebpf) need |= actions_logged(p);
 
   // ---- mount layer: read-only trees
-  constexpr ActionMask kRoBlocks = bit(Action::FileWrite) | bit(Action::FileTruncate) | bit(Action::FileDelete) |
-                                   bit(Action::FileRename) | bit(Action::FileAttr);
   if (in.mount_layer && !in.observe) {
     for (const StaticDenial& sd : static_denials(p)) {
       // A read-only mount refuses writes, truncation, deletion, renames and
@@ -61,8 +114,7 @@ Plan make_plan(const Policy& p, const PlanInput& in) {
       // apart (notified, and carried out through the supervisor's own view
       // when allowed).
       if ((sd.actions & kRoBlocks) != kRoBlocks) continue;
-      struct stat st;
-      if (stat(sd.root.c_str(), &st) || !S_ISDIR(st.st_mode)) {
+      if (!host.is_dir(sd.root)) {
         plan.notes.push_back("rule " + sd.rule_id + ": " + sd.root +
                              " does not exist (yet): enforced by the supervisor only");
         continue;
@@ -80,7 +132,7 @@ Plan make_plan(const Policy& p, const PlanInput& in) {
   // protected name behind such a path, and where the tree is a read-only
   // mount, the other name is made read-only too.
   {
-    plan.alias_of = mount_aliases(protected_directories(p, kFileMutate, true));
+    plan.alias_of = host.mount_aliases;
     for (const auto& [alias, base] : plan.alias_of) {
       for (const auto& m : plan.mounted) {
         if (m.root != base) continue;
@@ -100,39 +152,18 @@ Plan make_plan(const Policy& p, const PlanInput& in) {
     }
   }
   if (in.mount_layer) {
-    for (const auto& f : in.self_files) {
-      if (access(f.c_str(), F_OK) == 0) plan.mounts.push_back({MountKind::RoBind, f, "", false});
-    }
-    for (const auto& d : in.hidden_dirs) {
-      struct stat st;
-      if (stat(d.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) plan.mounts.push_back({MountKind::HideDir, d, "", false});
-    }
+    for (const auto& f : in.self_files)
+      if (host.path(f).exists) plan.mounts.push_back({MountKind::RoBind, f, "", false});
+    for (const auto& d : in.hidden_dirs)
+      if (host.is_dir(d)) plan.mounts.push_back({MountKind::HideDir, d, "", false});
   }
 
   // ---- raw disks: writing the device is writing every file on it
-  std::vector<std::string> roots;
-  for (const auto& m : plan.mounted) roots.push_back(m.root);
-  for (const Rule& r : p.rules) {
-    if (r.decision != Decision::Deny || !(r.actions & kFileMutate)) continue;
-    for (const auto& g : r.paths)
-      if (!g.literal_base().empty() && g.literal_base()[0] == '/' &&
-          std::find(roots.begin(), roots.end(), g.literal_base()) == roots.end())
-        roots.push_back(g.literal_base());
-  }
-  for (const auto& f : in.self_files) roots.push_back(f);
   std::set<std::string> blocked_nodes;
-  std::vector<std::string> probes;
-  for (const auto& root : roots) {
-    // A path that does not exist yet lives on its nearest existing ancestor's disk.
-    std::string probe = root;
-    struct stat st;
-    while (stat(probe.c_str(), &st) && probe.size() > 1) probe = probe.substr(0, std::max<size_t>(1, probe.rfind('/')));
-    probes.push_back(probe);
-  }
-  auto devices = block_devices_of(probes);
-  for (size_t ri = 0; ri < roots.size(); ++ri) {
-    const std::string& root = roots[ri];
-    for (auto& [rdev, node] : devices[ri]) {
+  for (const auto& root : device_roots(p, in)) {
+    auto found = host.devices.find(root);
+    if (found == host.devices.end()) continue;
+    for (const auto& [rdev, node] : found->second) {
       auto it = std::find_if(plan.devices.begin(), plan.devices.end(),
                              [&](const ProtectedDevice& d) { return d.rdev == rdev; });
       if (it == plan.devices.end()) it = plan.devices.insert(plan.devices.end(), ProtectedDevice{rdev, {}});
@@ -145,16 +176,14 @@ Plan make_plan(const Policy& p, const PlanInput& in) {
   // ---- hard links made before the session: the other names are not under
   // the protected trees, so writes through them must be judged by inode.
   {
-    std::vector<std::string> trees =
-        protected_directories(p, bit(Action::FileWrite) | bit(Action::FileTruncate) | bit(Action::FileAttr), false);
-    // Small trees are walked here, so that the filter knows whether any
-    // file has other names; larger ones (a repository's .git) are walked
-    // while the session runs, and every write open is notified meanwhile.
-    constexpr size_t kWalkAtLaunch = 256;
-    if (!collect_multilinked(trees, plan.inodes, kWalkAtLaunch)) {
-      plan.inodes.clear();
-      plan.link_trees = std::move(trees);
-    }
+    // Small trees were walked with the host's facts, so that the filter
+    // knows whether any file has other names; larger ones (a repository's
+    // .git) are walked while the session runs, and every write open is
+    // notified meanwhile.
+    if (host.links_complete)
+      plan.inodes = host.links;
+    else
+      plan.link_trees = protected_directories(p, kWritesInPlace, false, &host);
   }
 
   if (in.mount_layer) {
@@ -163,11 +192,11 @@ Plan make_plan(const Policy& p, const PlanInput& in) {
     // uevent helpers would run code outside the session.
     plan.mounts.push_back({MountKind::Proc, "/proc", "", false});
     if (in.root) {
-      for (const char* q : {"/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus", "/sys"})
-        if (access(q, F_OK) == 0) plan.mounts.push_back({MountKind::RoBind, q, "", true});
+      for (const char* q : kKernelTrees)
+        if (host.path(q).exists) plan.mounts.push_back({MountKind::RoBind, q, "", true});
       if (!in.blocker_file.empty())
-        for (const char* q : {"/dev/mem", "/dev/kmem", "/dev/port"})
-          if (access(q, F_OK) == 0) plan.mounts.push_back({MountKind::BlockNode, q, in.blocker_file, true});
+        for (const char* q : kRawMemory)
+          if (host.path(q).exists) plan.mounts.push_back({MountKind::BlockNode, q, in.blocker_file, true});
     }
   }
 
@@ -200,7 +229,7 @@ Plan make_plan(const Policy& p, const PlanInput& in) {
   for (const Rule& r : p.rules) {
     ActionMask decidable = (r.decision == Decision::Deny || r.decision == Decision::Ask) ? r.actions : 0;
     if (!decidable) continue;
-    RuleLayer rl{r.id, "", ""};
+    RuleLayer rl{r.id, Enforcement::Notify, ""};
     ActionMask by_mount = 0;
     int trees = 0;
     for (const auto& m : plan.mounted)
@@ -210,30 +239,30 @@ Plan make_plan(const Policy& p, const PlanInput& in) {
       }
     bool fully_mounted = trees > 0 && trees == rule_path_count(r) && !r.when && r.processes.empty();
     if (host_view && trees > 0) {
-      rl.layer = "mount+notify";
+      rl.layer = Enforcement::MountAndNotify;
       rl.detail = "read-only bind mount; also judged by the supervisor (a descriptor from outside reaches past it)";
     } else if (!in.ebpf && trees > 0) {
       // Without the tracer nothing would record what the mount refuses:
       // the supervisor is asked too, so every denial reaches the trail.
-      rl.layer = "mount+notify";
+      rl.layer = Enforcement::MountAndNotify;
       rl.detail = "read-only bind mount; also judged by the supervisor to record denials (no eBPF tracer)";
-    } else if (host_view && r.builtin) {
-      rl.layer = "notify";
+    } else if (host_view && r.builtin()) {
+      rl.layer = Enforcement::Notify;
       rl.detail = "decided by the supervisor (a descriptor from outside reaches past the mounts)";
-    } else if (r.builtin && r.id == "cottonbox:self-protect-files" && in.mount_layer && in.ebpf) {
-      rl.layer = "mount";
+    } else if (r.kind == Builtin::SelfProtectFiles && in.mount_layer && in.ebpf) {
+      rl.layer = Enforcement::Mount;
       rl.detail = "the audit database and policy files are read-only in the session";
-    } else if (r.builtin && r.id == "cottonbox:self-protect-control" && in.mount_layer && in.ebpf) {
-      rl.layer = "mount";
+    } else if (r.kind == Builtin::SelfProtectControl && in.mount_layer && in.ebpf) {
+      rl.layer = Enforcement::Mount;
       rl.detail = "the control socket directory is hidden in the session";
     } else if (fully_mounted && (decidable & ~by_mount & kFileMutate) == 0) {
-      rl.layer = "mount";
+      rl.layer = Enforcement::Mount;
       rl.detail = "read-only bind mount";
     } else if (trees > 0) {
-      rl.layer = "mount+notify";
+      rl.layer = Enforcement::MountAndNotify;
       rl.detail = "read-only bind mount, plus the supervisor for what a mount cannot express";
     } else {
-      rl.layer = "notify";
+      rl.layer = Enforcement::Notify;
       rl.detail = "decided by the supervisor as it happens";
     }
     plan.layers.push_back(std::move(rl));
@@ -271,9 +300,9 @@ Plan make_plan(const Policy& p, const PlanInput& in) {
       if (!(r.decision == Decision::Deny || r.decision == Decision::Ask) || !(r.actions & carried)) continue;
       bool exact = false;
       if (r.decision == Decision::Deny && !r.when && r.processes.empty()) {
-        if (r.builtin && r.id == "cottonbox:self-protect-files") {
+        if (r.kind == Builtin::SelfProtectFiles) {
           exact = all_paths_in(r, in.self_files, false);
-        } else if (r.builtin && r.id == "cottonbox:self-protect-control") {
+        } else if (r.kind == Builtin::SelfProtectControl) {
           exact = all_paths_in(r, in.hidden_dirs, true);
         } else {
           ActionMask by_mount = 0;
@@ -300,7 +329,7 @@ Plan make_plan(const Policy& p, const PlanInput& in) {
     const Rule& r = p.rules[i];
     if (!(r.decision == Decision::Deny || r.decision == Decision::Ask)) continue;
     const RuleLayer& rl = plan.layers[li++];
-    if (rl.layer == "mount") continue;
+    if (rl.layer == Enforcement::Mount) continue;
     still |= r.actions;
   }
   if (!in.ebpf) still |= actions_logged(p);
@@ -359,7 +388,7 @@ Plan make_plan(const Policy& p, const PlanInput& in) {
     g.set(Gate::CredChanges);
     f = g;
     for (const auto& l : plan.layers)
-      if (l.layer.find("notify") != std::string::npos)
+      if (l.layer != Enforcement::Mount)
         plan.weakened.push_back("rule " + l.rule_id +
                                 " needs the supervisor, which --tracer ebpf leaves out: recorded, not enforced");
   }

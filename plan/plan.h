@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "host/facts.h"
 #include "host/inherited.h"
 #include "host/links.h"
 #include "host/mounts.h"
@@ -47,9 +48,17 @@ struct PlanInput {
   std::vector<InheritedFile> inherited;  // files and directories the command inherits
 };
 
+// Where a deny or ask rule is enforced.
+enum class Enforcement : uint8_t {
+  Mount,           // a kernel layer alone: a read-only bind mount, a hidden directory
+  MountAndNotify,  // a mount, and the supervisor for what a mount cannot express or record
+  Notify,          // the supervisor as the call happens
+};
+std::string_view enforcement_name(Enforcement e);  // "mount", "mount+notify", "notify"
+
 struct RuleLayer {
   std::string rule_id;
-  std::string layer;  // "mount", "notify", "mount+notify", "filter (never notified)", ...
+  Enforcement layer = Enforcement::Notify;
   std::string detail;
 };
 
@@ -75,6 +84,11 @@ struct Plan {
   std::vector<std::string> weakened;  // what the session cannot enforce or record as asked: degraded
 };
 
+// The planner is a pure function of the policy, the session's inputs and
+// the host's facts; plan_query says which facts it needs.  The two-argument
+// form gathers them (host/facts.h) and plans.
+HostQuery plan_query(const Policy& p, const PlanInput& in);
+Plan make_plan(const Policy& p, const PlanInput& in, const HostFacts& host);
 Plan make_plan(const Policy& p, const PlanInput& in);
 
 }  // namespace cb

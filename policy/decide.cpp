@@ -55,7 +55,7 @@ Verdict decide(const Policy& p, const Event& ev) {
     if (!r.paths.empty() && !path_matches(r, ev)) continue;
     if (!r.processes.empty() && !process_matches(r, ev)) continue;
     if (r.when && !eval_expr(*r.when, ev)) continue;
-    return Verdict{r.decision, r.id, r.message, r.builtin};
+    return Verdict{r.decision, r.id, r.message, r.builtin()};
   }
   return Verdict{p.default_decision, {}, {}, false};
 }
@@ -104,8 +104,9 @@ ActionMask actions_logged(const Policy& p) {
 
 void add_self_protection(Policy& p, const SelfProtection& sp) {
   // Idempotent: a second call replaces the first call's rules.
-  std::erase_if(p.rules,
-                [](const Rule& r) { return r.builtin && (r.id == kSelfProtectFiles || r.id == kSelfProtectControl); });
+  std::erase_if(p.rules, [](const Rule& r) {
+    return r.kind == Builtin::SelfProtectFiles || r.kind == Builtin::SelfProtectControl;
+  });
   std::vector<Rule> front;
   auto add_glob = [](Rule& r, const std::string& pattern) {
     auto g = Glob::compile(pattern);
@@ -119,7 +120,7 @@ void add_self_protection(Policy& p, const SelfProtection& sp) {
       if (!f.empty()) add_glob(r, Glob::escape(f));
     r.decision = Decision::Deny;
     r.message = "the audit trail and the policy of this session cannot be modified";
-    r.builtin = true;
+    r.kind = Builtin::SelfProtectFiles;
     // Never a rule without paths: that would deny every file mutation.
     if (!r.paths.empty()) front.push_back(std::move(r));
   }
@@ -137,7 +138,7 @@ void add_self_protection(Policy& p, const SelfProtection& sp) {
     }
     r.decision = Decision::Deny;
     r.message = "cottonbox's runtime files (the control socket, the tracer's cache) cannot be touched";
-    r.builtin = true;
+    r.kind = Builtin::SelfProtectControl;
     if (!r.paths.empty()) front.push_back(std::move(r));
   }
   p.rules.insert(p.rules.begin(), std::make_move_iterator(front.begin()), std::make_move_iterator(front.end()));
@@ -181,7 +182,7 @@ std::vector<StaticDenial> static_denials(const Policy& p) {
 }
 
 std::string describe_rule(const Rule& r) {
-  std::string out = "rule " + r.id + (r.builtin ? " (built-in)" : "") + "\n";
+  std::string out = "rule " + r.id + (r.builtin() ? " (built-in)" : "") + "\n";
   out += "  decision: " + std::string(decision_name(r.decision)) + "\n";
   out += "  actions:  " + action_names(r.actions) + "\n";
   if (r.paths.empty()) {

@@ -116,7 +116,7 @@ Explanation explain(const Policy& p, const Event& ev) {
     const Rule& r = p.rules[i];
     RuleTrace t = trace_rule(r, i, ev);
     if (t.matched) {
-      x.verdict = Verdict{r.decision, r.id, r.message, r.builtin};
+      x.verdict = Verdict{r.decision, r.id, r.message, r.builtin()};
       x.decided = std::move(t);
       return x;
     }

@@ -136,7 +136,7 @@ Rule guard_rule(std::string id, Action a, std::string message) {
   r.actions = bit(a);
   r.decision = Decision::Deny;
   r.message = std::move(message);
-  r.builtin = true;
+  r.kind = Builtin::Guard;
   return r;
 }
 

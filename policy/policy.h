@@ -36,6 +36,11 @@ struct Diagnostic {
 // "file:line:col: error: message"
 std::string format_diagnostic(const Diagnostic& d);
 
+// Which of cottonbox's own rules a rule is: the planner enforces each in a
+// layer of its own (the audit database read-only, the control socket's
+// directory hidden).
+enum class Builtin : uint8_t { None, SelfProtectFiles, SelfProtectControl, Guard };
+
 struct Rule {
   std::string id;
   ActionMask actions = 0;
@@ -46,7 +51,9 @@ struct Rule {
   Decision decision = Decision::Deny;
   std::string message;
   SourceLoc loc;
-  bool builtin = false;  // cottonbox's own: self-protection (first) or guards (last)
+  // cottonbox's own rules: self-protection (first) or guards (last).
+  Builtin kind = Builtin::None;
+  bool builtin() const { return kind != Builtin::None; }
   // The deepest directory at or below which every path the globs match
   // lies ("/home/u" for a rule of ~/.ssh/** and ~/.aws/**): decide() passes
   // over the rule with one comparison for a path elsewhere.  Set by

@@ -26,7 +26,7 @@ json check_json(const RuleCheck& c) {
 json rule_json(const Rule& r, const Sources& sources) {
   json j = {{"id", text(r.id)},
             {"decision", decision_name(r.decision)},
-            {"builtin", r.builtin},
+            {"builtin", r.builtin()},
             {"message", r.message.empty() ? json(nullptr) : text(r.message)}};
   std::string loc = rule_location(r);
   j["location"] = loc.empty() ? json(nullptr) : json(text(loc));
@@ -112,7 +112,7 @@ std::string explanation_text(const Explanation& x, const Sources& sources, const
   std::string out;
   if (x.decided) {
     const Rule& r = *x.decided->rule;
-    out += "decided by rule " + db::to_valid_utf8(r.id) + (r.builtin ? " (built-in)" : "") + ": " +
+    out += "decided by rule " + db::to_valid_utf8(r.id) + (r.builtin() ? " (built-in)" : "") + ": " +
            std::string(decision_name(r.decision));
     std::string loc = rule_location(r);
     if (!loc.empty()) out += " at " + db::to_valid_utf8(loc);
@@ -140,8 +140,8 @@ std::string explanation_text(const Explanation& x, const Sources& sources, const
     out += "passed over:\n";
     for (const auto& t : x.passed) {
       const Rule& r = *t.rule;
-      out +=
-          "  " + db::to_valid_utf8(r.id) + (r.builtin ? " (built-in, " : " (") + std::string(decision_name(r.decision));
+      out += "  " + db::to_valid_utf8(r.id) + (r.builtin() ? " (built-in, " : " (") +
+             std::string(decision_name(r.decision));
       std::string loc = rule_location(r);
       if (!loc.empty()) out += ", " + db::to_valid_utf8(loc);
       out += "): its " + std::string(rule_check_name(t.checks.back().kind)) + " did not match\n";

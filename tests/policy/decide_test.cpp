@@ -202,7 +202,7 @@ rules:
   ASSERT_GE(p.rules.size(), 3u);
   EXPECT_EQ(p.rules[0].id, "cottonbox:self-protect-files");
   EXPECT_EQ(p.rules[1].id, "cottonbox:self-protect-control");
-  EXPECT_TRUE(p.rules[0].builtin);
+  EXPECT_TRUE(p.rules[0].builtin());
 
   for (Action a : {Action::FileWrite, Action::FileDelete, Action::FileRename, Action::FileTruncate, Action::FileAttr,
                    Action::FileLink, Action::FileCreate}) {

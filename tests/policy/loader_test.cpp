@@ -77,7 +77,7 @@ rules:
   EXPECT_EQ(r.loc.file, "p.yaml");
   EXPECT_EQ(r.loc.line, 6);
   EXPECT_EQ(r.loc.col, 5);
-  EXPECT_FALSE(r.builtin);
+  EXPECT_FALSE(r.builtin());
   EXPECT_EQ(p.default_decision, Decision::Allow);
   EXPECT_EQ(p.files, std::vector<std::string>{"p.yaml"});
   EXPECT_EQ(p.vars.at("PROTECT"), "/srv/fixture");
@@ -91,7 +91,7 @@ TEST(Loader, GuardsComeLastAndAreBuiltin) {
   const Rule& userns = p.rules[2];
   EXPECT_EQ(userns.id, "cottonbox:userns");
   EXPECT_EQ(userns.decision, Decision::Allow);
-  EXPECT_TRUE(userns.builtin);
+  EXPECT_TRUE(userns.builtin());
   ASSERT_EQ(userns.paths.size(), 1u);
   EXPECT_EQ(userns.paths[0].text(), "user");
   std::vector<std::pair<std::string, ActionMask>> want = {
@@ -104,7 +104,7 @@ TEST(Loader, GuardsComeLastAndAreBuiltin) {
     EXPECT_EQ(g.id, want[i].first);
     EXPECT_EQ(g.actions, want[i].second);
     EXPECT_EQ(g.decision, Decision::Deny);
-    EXPECT_TRUE(g.builtin);
+    EXPECT_TRUE(g.builtin());
     EXPECT_TRUE(g.paths.empty());
     EXPECT_NE(g.message.find("denied because"), std::string::npos) << g.message;
   }

@@ -1,0 +1,180 @@
+// The planner decided from hand-written host facts: no test here reads the
+// host, so each one states the machine it plans for.
+#include <gtest/gtest.h>
+#include <sys/sysmacros.h>
+
+#include <algorithm>
+#include <string>
+
+#include "plan/plan.h"
+#include "policy/policy.h"
+
+namespace cb {
+namespace {
+
+const char* const kProtectTree = R"(version: 1
+default: allow
+rules:
+  - id: protect
+    action: [file.delete, file.rename, file.truncate, file.write, file.attr]
+    path: ["/srv/fixture/**"]
+    decision: deny
+)";
+
+Policy load(const std::string& text) {
+  LoadOptions o;
+  o.vars = {{"CWD", "/home/u/p"}, {"HOME", "/home/u"}};
+  o.add_guards = false;
+  auto r = load_policy_text({{"p.yaml", text}}, o);
+  EXPECT_TRUE(r.policy) << (r.errors.empty() ? "" : format_diagnostic(r.errors[0]));
+  return r.policy ? std::move(*r.policy) : Policy{};
+}
+
+PlanInput session(bool ebpf = true) {
+  PlanInput in;
+  in.mount_layer = true;
+  in.ebpf = ebpf;
+  in.self_files = {"/var/lib/cb/audit.db"};
+  return in;
+}
+
+HostFacts host_with_dir(const std::string& dir) {
+  HostFacts h;
+  h.paths[dir] = {true, true};
+  h.paths["/var/lib/cb/audit.db"] = {true, false};
+  return h;
+}
+
+const RuleLayer* layer_of(const Plan& plan, const std::string& id) {
+  for (const auto& l : plan.layers)
+    if (l.rule_id == id) return &l;
+  return nullptr;
+}
+
+bool has_mount(const Plan& plan, MountKind kind, const std::string& path) {
+  return std::any_of(plan.mounts.begin(), plan.mounts.end(),
+                     [&](const MountOp& m) { return m.kind == kind && m.path == path; });
+}
+
+TEST(Plan, AsksTheHostAboutEveryTreeAndSelfFile) {
+  Policy p = load(kProtectTree);
+  HostQuery q = plan_query(p, session());
+  EXPECT_NE(std::find(q.paths.begin(), q.paths.end(), "/srv/fixture"), q.paths.end());
+  EXPECT_NE(std::find(q.paths.begin(), q.paths.end(), "/var/lib/cb/audit.db"), q.paths.end());
+  EXPECT_NE(std::find(q.alias_dirs.begin(), q.alias_dirs.end(), "/srv/fixture"), q.alias_dirs.end());
+  EXPECT_NE(std::find(q.link_trees.begin(), q.link_trees.end(), "/srv/fixture"), q.link_trees.end());
+}
+
+TEST(Plan, AnExistingTreeBecomesAReadOnlyMountThatTheKernelEnforces) {
+  Policy p = load(kProtectTree);
+  Plan plan = make_plan(p, session(), host_with_dir("/srv/fixture"));
+  EXPECT_TRUE(has_mount(plan, MountKind::RoBind, "/srv/fixture"));
+  EXPECT_TRUE(has_mount(plan, MountKind::RoBind, "/var/lib/cb/audit.db"));
+  EXPECT_TRUE(has_mount(plan, MountKind::Proc, "/proc"));
+  const RuleLayer* l = layer_of(plan, "protect");
+  ASSERT_NE(l, nullptr);
+  EXPECT_EQ(l->layer, Enforcement::Mount);
+  // Every refusal is the mount's, so allowed writes elsewhere need no round trip.
+  EXPECT_TRUE(plan.kernel_carried & bit(Action::FileWrite));
+  EXPECT_FALSE(plan.kernel_carried & bit(Action::FileRename));
+}
+
+TEST(Plan, AMissingTreeIsLeftToTheSupervisorAndSaysSo) {
+  Policy p = load(kProtectTree);
+  HostFacts h;  // /srv/fixture does not exist
+  Plan plan = make_plan(p, session(), h);
+  EXPECT_FALSE(has_mount(plan, MountKind::RoBind, "/srv/fixture"));
+  const RuleLayer* l = layer_of(plan, "protect");
+  ASSERT_NE(l, nullptr);
+  EXPECT_EQ(l->layer, Enforcement::Notify);
+  EXPECT_TRUE(std::any_of(plan.notes.begin(), plan.notes.end(), [](const std::string& n) {
+    return n.find("/srv/fixture does not exist") != std::string::npos;
+  }));
+  EXPECT_EQ(plan.kernel_carried & bit(Action::FileWrite), 0u);
+}
+
+TEST(Plan, WithoutTheTracerTheSupervisorRecordsWhatTheMountRefuses) {
+  Policy p = load(kProtectTree);
+  Plan plan = make_plan(p, session(/*ebpf=*/false), host_with_dir("/srv/fixture"));
+  EXPECT_TRUE(has_mount(plan, MountKind::RoBind, "/srv/fixture"));
+  EXPECT_EQ(layer_of(plan, "protect")->layer, Enforcement::MountAndNotify);
+}
+
+TEST(Plan, AnInheritedDirectoryReachesPastTheMounts) {
+  Policy p = load(kProtectTree);
+  PlanInput in = session();
+  in.inherited.push_back({3, "/srv", true, 1});
+  Plan plan = make_plan(p, in, host_with_dir("/srv/fixture"));
+  EXPECT_EQ(layer_of(plan, "protect")->layer, Enforcement::MountAndNotify);
+  EXPECT_EQ(plan.kernel_carried, 0u) << "a write through the descriptor must be judged";
+}
+
+TEST(Plan, AnotherNameOfTheTreeIsMadeReadOnlyToo) {
+  Policy p = load(kProtectTree);
+  HostFacts h = host_with_dir("/srv/fixture");
+  h.mount_aliases = {{"/mnt/copy", "/srv/fixture"}};
+  Plan plan = make_plan(p, session(), h);
+  EXPECT_TRUE(has_mount(plan, MountKind::RoBind, "/mnt/copy"));
+  ASSERT_EQ(plan.aliases.size(), 1u);
+  EXPECT_EQ(plan.aliases[0].root, "/mnt/copy");
+}
+
+TEST(Plan, HardLinksOutsideTheTreeKeepWritesWithTheSupervisor) {
+  Policy p = load(kProtectTree);
+  HostFacts h = host_with_dir("/srv/fixture");
+  h.links[inode_key(8, 42)] = {"/srv/fixture/a"};
+  Plan plan = make_plan(p, session(), h);
+  EXPECT_EQ(plan.inodes.size(), 1u);
+  EXPECT_EQ(plan.kernel_carried, 0u);
+
+  HostFacts big = host_with_dir("/srv/fixture");
+  big.links_complete = false;  // the walk hit its limit: walked while the session runs
+  Plan later = make_plan(p, session(), big);
+  EXPECT_TRUE(later.inodes.empty());
+  EXPECT_EQ(later.link_trees, std::vector<std::string>{"/srv/fixture"});
+  EXPECT_EQ(later.kernel_carried, 0u);
+}
+
+TEST(Plan, RawDisksUnderATreeAreBlockedForRoot) {
+  Policy p = load(kProtectTree);
+  PlanInput in = session();
+  in.root = true;
+  in.blocker_file = "/run/cb/blocker";
+  HostFacts h = host_with_dir("/srv/fixture");
+  h.devices["/srv/fixture"] = {{makedev(8, 1), "/dev/sda1"}};
+  Plan plan = make_plan(p, in, h);
+  ASSERT_EQ(plan.devices.size(), 1u);
+  EXPECT_EQ(plan.devices[0].rdev, makedev(8, 1));
+  EXPECT_TRUE(has_mount(plan, MountKind::BlockNode, "/dev/sda1"));
+
+  in.root = false;  // a plain user cannot open the disk; nothing to bind over
+  Plan user = make_plan(p, in, h);
+  EXPECT_FALSE(has_mount(user, MountKind::BlockNode, "/dev/sda1"));
+}
+
+TEST(Plan, AConditionalRuleStaysWithTheSupervisor) {
+  Policy p = load(R"(version: 1
+default: allow
+rules:
+  - id: big-deletes
+    action: file.delete
+    path: ["/home/u/p/**"]
+    when: proc.name == "rm"
+    decision: ask
+)");
+  Plan plan = make_plan(p, session(), host_with_dir("/home/u/p"));
+  EXPECT_FALSE(has_mount(plan, MountKind::RoBind, "/home/u/p"));
+  EXPECT_EQ(layer_of(plan, "big-deletes")->layer, Enforcement::Notify);
+  EXPECT_TRUE(plan.filter.has(Gate::Deletes));
+}
+
+TEST(Plan, ObserveMountsNothingReadOnly) {
+  Policy p = load(kProtectTree);
+  PlanInput in = session();
+  in.observe = true;
+  Plan plan = make_plan(p, in, host_with_dir("/srv/fixture"));
+  EXPECT_FALSE(has_mount(plan, MountKind::RoBind, "/srv/fixture"));
+}
+
+}  // namespace
+}  // namespace cb
