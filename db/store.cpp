@@ -180,9 +180,15 @@ int mkdir_parents(const std::string& dir) {
   return 0;
 }
 
+// How long the writer waits for another connection's lock before a commit
+// fails (and is retried; a session's start is refused).  Writers of other
+// sessions hold it for a commit, a few milliseconds; 64 sessions started at
+// once into one file wait well under a second for it on 2 cores (bench/).
+constexpr std::chrono::milliseconds kWriterBusy{10000};
+
 // Settings of every read-write connection to the file.
 Result<Ok> configure(sql::Database& db) {
-  sqlite3_busy_timeout(db.get(), detail::kBusyTimeoutMs);
+  db.wait_when_busy(kWriterBusy);
   // The -wal and -shm files stay while the supervisor runs, so that its
   // self-protection can guard them by path instead of chasing files SQLite
   // deletes and recreates.
@@ -202,7 +208,7 @@ class Checkpointer {
   explicit Checkpointer(sql::Database db) : db_(std::move(db)) {
     // A RESTART holds the writer back while it waits for readers to leave
     // the WAL; a reader that stays (a GUI) must not stall the writer long.
-    sqlite3_busy_timeout(db_.get(), 200);
+    db_.wait_when_busy(std::chrono::milliseconds(200));
     thread_ = std::thread([this] {
       pthread_setname_np(pthread_self(), "cb-audit-ckpt");
       run();
@@ -882,6 +888,11 @@ Result<std::unique_ptr<Writer>> Writer::open(const std::string& path) {
   bool fresh = ::stat(path.c_str(), &st) == 0 && st.st_size == 0;
   auto db = sql::Database::open(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
   if (!db) return db.error();
+  // The busy handler first: every statement below may wait for another
+  // opener's lock (one switching the file to WAL, or recovering its index).
+  // Without it, sessions started at once were refused with "database is
+  // locked" (issue 21).
+  if (auto r = configure(*db); !r) return r.error();
   // A fresh file's switch to WAL writes its first page under a rollback
   // journal, which SQLite would create and then delete beside it, racing a
   // session that guards the (empty) -journal by path while this opens.  An
@@ -894,7 +905,6 @@ Result<std::unique_ptr<Writer>> Writer::open(const std::string& path) {
   if (!mode->step() || mode->column_bytes(0) != "wal")
     return Error{0, "cannot switch " + path + " to WAL mode (is it on a network file system?)"};
   mode->reset();
-  if (auto r = configure(*db); !r) return r.error();
   // The writer appends: the pages it touches are the last of each table and
   // index, so 2 MiB of cache commits as fast as 4 MiB did (bench_store), and
   // the supervisor stays well under its 30 MB.
