@@ -189,6 +189,34 @@ Result<Ok> ensure_schema(sql::Database& db, const std::string& path, bool create
   return tx.commit();
 }
 
+Result<std::string> new_database_image() {
+  // Built in memory (SQLite's memdb, so that the header is filled in as in
+  // a file: change counter, page count) and copied out whole.
+  sqlite3* raw = nullptr;
+  int rc = sqlite3_open_v2(":memory:", &raw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_MEMORY, nullptr);
+  sql::DbPtr mem(raw);
+  if (rc != SQLITE_OK) return Error{0, std::string("cannot make a new database: ") + sqlite3_errstr(rc)};
+  auto fail = [&](const char* what) {
+    return Error{0, std::string("cannot make a new database: ") + what + ": " + sqlite3_errmsg(raw)};
+  };
+  if (sqlite3_deserialize(raw, "main", nullptr, 0, 0, SQLITE_DESERIALIZE_RESIZEABLE | SQLITE_DESERIALIZE_FREEONCLOSE) !=
+      SQLITE_OK)
+    return fail("memdb");
+  std::string sql =
+      std::string("BEGIN;") + kSchemaSql + "PRAGMA user_version = " + std::to_string(kSchemaVersion) + ";COMMIT;";
+  if (sqlite3_exec(raw, sql.c_str(), nullptr, nullptr, nullptr) != SQLITE_OK) return fail("schema");
+  sqlite3_int64 size = 0;
+  std::unique_ptr<unsigned char, sql::Deleter<sqlite3_free>> bytes(sqlite3_serialize(raw, "main", &size, 0));
+  if (!bytes || size < 100) return fail("serialize");
+  std::string image(reinterpret_cast<const char*>(bytes.get()), static_cast<size_t>(size));
+  // The file format's write and read versions: 2 is WAL, as `PRAGMA
+  // journal_mode = WAL` would set them (https://sqlite.org/fileformat.html,
+  // 1.3.3).  Born in WAL mode, the file never needs the switch that
+  // concurrent openers raced on, nor a rollback journal beside it.
+  image[18] = image[19] = 2;
+  return image;
+}
+
 std::string current_boot_id() { return read_first_line("/proc/sys/kernel/random/boot_id"); }
 
 bool supervisor_alive(int32_t pid) {

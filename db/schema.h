@@ -20,6 +20,11 @@ namespace cb::db::detail {
 // rows a newer reader would misread, nor read columns it does not know.
 Result<Ok> ensure_schema(sql::Database& db, const std::string& path, bool create);
 
+// The bytes of a new, empty audit database: the schema, its version, and
+// the header of a file in WAL mode.  Writer::create_files puts them in place
+// whole, so that no opener ever sees an empty or half-made database.
+Result<std::string> new_database_image();
+
 // How long a reader waits for another connection's lock (a writer
 // switching a file to WAL, recovering its index) before reporting SQLITE_BUSY.
 constexpr std::chrono::milliseconds kReaderBusy{5000};

@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <pwd.h>
+#include <sys/file.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -28,6 +29,7 @@
 #include <thread>
 #include <variant>
 
+#include "base/fd.h"
 #include "db/bytes.h"
 #include "db/schema.h"
 #include "db/sqlite.h"
@@ -848,27 +850,80 @@ Writer::~Writer() {
   impl_->thread.join();
 }
 
-Result<Ok> Writer::create_files(const std::string& path) {
-  if (auto slash = path.find_last_of('/'); slash != std::string::npos && slash > 0) {
-    std::string dir = path.substr(0, slash);
-    if (int e = mkdir_parents(dir); e != 0) return Error::from_errno("cannot create the directory " + dir, e);
+namespace {
+
+Result<Ok> write_all(int fd, const std::string& bytes, const std::string& what) {
+  size_t done = 0;
+  while (done < bytes.size()) {
+    ssize_t n = ::pwrite(fd, bytes.data() + done, bytes.size() - done, static_cast<off_t>(done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return Error::from_errno("cannot write " + what);
+    done += static_cast<size_t>(n);
   }
-  // Created here rather than by SQLite so that it is private from the first
-  // byte: SQLite gives -wal and -shm the same mode.
+  // Before anyone can open it: a crash must not leave a named but empty
+  // (or zero-filled) database behind.
+  if (::fdatasync(fd) != 0) return Error::from_errno("cannot write " + what);
+  return Ok{};
+}
+
+// A new database appears at `path` whole: written into an unnamed file in
+// its directory and linked into place, which fails if another process got
+// there first (it then made the same).  Returns false when the file system
+// cannot do this (no O_TMPFILE); the caller then fills an empty file in
+// place.
+Result<bool> install_new_database(const std::string& path, const std::string& dir) {
+  int fd = ::open(dir.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+  if (fd < 0) return false;
+  UniqueFd owner(fd);
+  auto image = detail::new_database_image();
+  if (!image) return image.error();
+  if (auto r = write_all(fd, *image, path); !r) return r.error();
+  // linkat(fd, "", AT_EMPTY_PATH) needs CAP_DAC_READ_SEARCH; the /proc
+  // link works for anyone.
+  std::string self = "/proc/self/fd/" + std::to_string(fd);
+  if (::linkat(AT_FDCWD, self.c_str(), AT_FDCWD, path.c_str(), AT_SYMLINK_FOLLOW) == 0 || errno == EEXIST) return true;
+  if (errno == ENOENT && ::access(self.c_str(), F_OK) != 0) return false;  // no /proc
+  return Error::from_errno("cannot create " + path);
+}
+
+}  // namespace
+
+Result<Ok> Writer::create_files(const std::string& path) {
+  auto slash = path.find_last_of('/');
+  std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+  if (slash != std::string::npos && slash > 0)
+    if (int e = mkdir_parents(dir); e != 0) return Error::from_errno("cannot create the directory " + dir, e);
+  if (::access(path.c_str(), F_OK) != 0 && errno == ENOENT)
+    if (auto r = install_new_database(path, dir); !r) return r.error();
+  // Also made here rather than by SQLite (where O_TMPFILE is missing) so
+  // that it is private from the first byte: SQLite gives -wal and -shm the
+  // same mode.
   int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
   if (fd < 0) return Error::from_errno("cannot open " + path);
-  // Companions are made only beside a new file or an audit database (by
-  // its header: the magic, and user_version at offset 60); whatever else
-  // the file is, open() says so and nothing is left beside it.
+  UniqueFd owner(fd);
+  // An empty file (made by an older cottonbox, or where O_TMPFILE is
+  // missing) is filled in place, by one process: flock, which SQLite does
+  // not use, orders the openers.  The others find it full once they hold
+  // the lock.
+  struct stat st;
+  if (::flock(fd, LOCK_SH) != 0 || ::fstat(fd, &st) != 0) return Error::from_errno("cannot lock " + path);
+  if (st.st_size == 0) {
+    if (::flock(fd, LOCK_EX) != 0 || ::fstat(fd, &st) != 0) return Error::from_errno("cannot lock " + path);
+    if (st.st_size == 0) {
+      auto image = detail::new_database_image();
+      if (!image) return image.error();
+      if (auto r = write_all(fd, *image, path); !r) return r.error();
+    }
+  }
+  // Companions are made only beside an audit database (by its header: the
+  // magic, and user_version at offset 60); whatever else the file is,
+  // open() says so and nothing is left beside it.
   unsigned char head[64] = {};
   ssize_t got = ::pread(fd, head, sizeof head, 0);
-  ::close(fd);
-  if (got > 0) {
-    uint32_t version = uint32_t{head[60]} << 24 | uint32_t{head[61]} << 16 | uint32_t{head[62]} << 8 | head[63];
-    bool ours =
-        got == sizeof head && memcmp(head, "SQLite format 3", 16) == 0 && (version == 0 || version == kSchemaVersion);
-    if (!ours) return Ok{};
-  }
+  uint32_t version = uint32_t{head[60]} << 24 | uint32_t{head[61]} << 16 | uint32_t{head[62]} << 8 | head[63];
+  bool ours =
+      got == sizeof head && memcmp(head, "SQLite format 3", 16) == 0 && (version == 0 || version == kSchemaVersion);
+  if (!ours) return Ok{};
   // Empty -wal and -shm files are what SQLite makes of them anyway, and an
   // empty rollback journal is never hot (never played back into the
   // database).  Made by SQLite they would come and go with its connections.
@@ -882,24 +937,19 @@ Result<Ok> Writer::create_files(const std::string& path) {
 }
 
 Result<std::unique_ptr<Writer>> Writer::open(const std::string& path) {
+  // Afterwards the file is an audit database in WAL mode with its schema
+  // (or something else, which ensure_schema reports).
   if (auto r = create_files(path); !r) return r.error();
 
-  struct stat st;
-  bool fresh = ::stat(path.c_str(), &st) == 0 && st.st_size == 0;
-  auto db = sql::Database::open(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+  auto db = sql::Database::open(path, SQLITE_OPEN_READWRITE);
   if (!db) return db.error();
   // The busy handler first: every statement below may wait for another
-  // opener's lock (one switching the file to WAL, or recovering its index).
-  // Without it, sessions started at once were refused with "database is
-  // locked" (issue 21).
+  // opener's lock (one recovering the WAL index as the first connection,
+  // or, in a file made elsewhere, switching it to WAL).  Without it,
+  // sessions started at once were refused with "database is locked"
+  // (issue 21).
   if (auto r = configure(*db); !r) return r.error();
-  // A fresh file's switch to WAL writes its first page under a rollback
-  // journal, which SQLite would create and then delete beside it, racing a
-  // session that guards the (empty) -journal by path while this opens.  An
-  // in-memory journal does it with no file and one fsync; an empty
-  // database has nothing a torn first page could lose.
-  if (fresh)
-    if (auto r = db->exec("PRAGMA journal_mode = MEMORY"); !r) return r.error();
+  // Already so for every file create_files made; this is a query then.
   auto mode = db->prepare("PRAGMA journal_mode = WAL");
   if (!mode) return mode.error();
   if (!mode->step() || mode->column_bytes(0) != "wal")
