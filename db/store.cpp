@@ -426,17 +426,23 @@ Result<Ok> Writer::Impl::prepare() {
 
 Result<Ok> Writer::Impl::abort_stale_sessions() {
   std::string boot = detail::current_boot_id();
+  // Read without the write lock (through the index of running sessions):
+  // nearly every start finds nothing to mark, and 64 starts at once need
+  // not take turns for it.
+  std::vector<int64_t> stale;
+  {
+    auto sel = db.prepare("SELECT id, boot_id, supervisor_pid FROM sessions WHERE state = 'running'");
+    if (!sel) return sel.error();
+    while (sel->step())
+      if (detail::running_session_is_stale(sel->column_bytes(1), sel->column_int(2), boot))
+        stale.push_back(sel->column_int64(0));
+    if (!sel->succeeded()) return db.error("reading sessions");
+  }
+  if (stale.empty()) return Ok{};
+  // Several openers may find the same sessions: the update is idempotent,
+  // and a session that ended meanwhile keeps its end.
   sql::Transaction tx(db);
   if (auto r = tx.begin_immediate(); !r) return r;
-  auto sel = db.prepare("SELECT id, boot_id, supervisor_pid FROM sessions WHERE state = 'running'");
-  if (!sel) return sel.error();
-  std::vector<int64_t> stale;
-  while (sel->step())
-    if (detail::running_session_is_stale(sel->column_bytes(1), sel->column_int(2), boot))
-      stale.push_back(sel->column_int64(0));
-  if (!sel->succeeded()) return db.error("reading sessions");
-  sel->reset();
-  if (stale.empty()) return Ok{};
   // The last thing recorded is the best estimate of when it ended.
   auto upd = db.prepare(
       "UPDATE sessions SET state = 'aborted', ended_ns = coalesce(last_event_ns, started_ns)"

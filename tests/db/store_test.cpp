@@ -845,6 +845,28 @@ TEST_F(StoreTest, ASessionStartWaitsForAnotherWritersLock) {
   for (int fd : {held[0], held[1], committed[0], committed[1]}) close(fd);
 }
 
+// Every writer's start looks for running sessions whose supervisor is gone:
+// through an index, however many sessions the file holds, also in a file
+// made before the index existed.
+TEST_F(StoreTest, StaleSessionsAreLookedUpThroughAnIndex) {
+  ASSERT_TRUE(open_writer(path));
+  exec_sql(path, "DROP INDEX sessions_running");
+  ASSERT_TRUE(open_writer(path));
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  sqlite3_stmt* s = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(db,
+                               "EXPLAIN QUERY PLAN SELECT id, boot_id, supervisor_pid FROM sessions"
+                               " WHERE state = 'running'",
+                               -1, &s, nullptr),
+            SQLITE_OK);
+  std::string plan;
+  while (sqlite3_step(s) == SQLITE_ROW) plan += reinterpret_cast<const char*>(sqlite3_column_text(s, 3));
+  sqlite3_finalize(s);
+  sqlite3_close(db);
+  EXPECT_NE(plan.find("USING INDEX sessions_running"), std::string::npos) << plan;
+}
+
 TEST_F(StoreTest, AFailingDiskLosesNothingAndIsRetried) {
   // RLIMIT_FSIZE makes writes past the limit fail with EFBIG, as a full disk
   // or a quota would; in a child, since the limit is per process.
