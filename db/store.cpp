@@ -262,11 +262,6 @@ class Checkpointer {
   std::thread thread_;
 };
 
-int on_wal_commit(void* checkpointer, sqlite3*, const char*, int pages) {
-  if (pages >= kCheckpointPages) static_cast<Checkpointer*>(checkpointer)->request();
-  return SQLITE_OK;
-}
-
 }  // namespace
 
 struct Writer::Impl {
@@ -278,7 +273,10 @@ struct Writer::Impl {
   std::string path;
   sql::Database db;
   Statements st;
+  // Started when the WAL first grows long: most sessions never need it, and
+  // a session's start then pays for one connection and one thread less.
   std::unique_ptr<Checkpointer> checkpointer;
+  bool wants_checkpoint = false;  // writer thread only: set by the WAL hook
 
   // Shared with producers, under mu.
   mutable std::mutex mu;
@@ -312,6 +310,7 @@ struct Writer::Impl {
 
   Result<Ok> prepare();
   Result<Ok> abort_stale_sessions();
+  void checkpoint();
   void run();
 
   template <typename T>
@@ -422,6 +421,21 @@ Result<Ok> Writer::Impl::prepare() {
     if (!r) return r;
   }
   return Ok{};
+}
+
+void Writer::Impl::checkpoint() {
+  wants_checkpoint = false;
+  if (!checkpointer) {
+    // Without its own connection the checkpointer cannot run; SQLite's
+    // automatic checkpoint on this thread then does the job, slower.
+    auto cdb = sql::Database::open(path, SQLITE_OPEN_READWRITE);
+    if (!cdb || !configure(*cdb)) {
+      sqlite3_wal_autocheckpoint(db.get(), 1000);  // replaces the hook set in open()
+      return;
+    }
+    checkpointer = std::make_unique<Checkpointer>(std::move(*cdb));
+  }
+  checkpointer->request();
 }
 
 Result<Ok> Writer::Impl::abort_stale_sessions() {
@@ -818,6 +832,7 @@ void Writer::Impl::run() {
     uint64_t attempt = ++attempts;
     lk.unlock();
     Outcome out = write_batch();
+    if (wants_checkpoint) checkpoint();
     lk.lock();
     // The batch holds records through-taken+1 .. through, in order.
     committed_through = through - (taken - out.done);
@@ -972,12 +987,15 @@ Result<std::unique_ptr<Writer>> Writer::open(const std::string& path) {
   if (auto r = impl->prepare(); !r) return r.error();
   if (auto r = impl->abort_stale_sessions(); !r) return r.error();
 
-  // Without its own connection the checkpointer cannot run; SQLite's
-  // automatic checkpoint on the writer's thread then does the job, slower.
-  if (auto cdb = sql::Database::open(path, SQLITE_OPEN_READWRITE); cdb && configure(*cdb)) {
-    impl->checkpointer = std::make_unique<Checkpointer>(std::move(*cdb));
-    sqlite3_wal_hook(impl->db.get(), on_wal_commit, impl->checkpointer.get());
-  }
+  // Called on the writer thread as each commit ends; the checkpointer is
+  // woken (or made) once that commit's batch is done.
+  sqlite3_wal_hook(
+      impl->db.get(),
+      [](void* p, sqlite3*, const char*, int pages) {
+        if (pages >= kCheckpointPages) static_cast<Impl*>(p)->wants_checkpoint = true;
+        return SQLITE_OK;
+      },
+      impl.get());
 
   impl->pending.reserve(kLargeBatch);
   impl->batch.reserve(kLargeBatch);
