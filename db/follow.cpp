@@ -1,5 +1,6 @@
 #include "db/follow.h"
 
+#include <cerrno>
 #include <iostream>
 #include <thread>
 
@@ -44,8 +45,8 @@ int follow_events(const std::string& path, FollowOptions o, std::ostream& out) {
     auto r = Reader::open(path);
     if (r) {
       reader = std::move(*r);
-    } else if (r.error().err == ENOENT) {
-      sleep_for(o, o.poll);  // no database yet: the first session makes it
+    } else if (r.error().err == ENOENT || r.error().err == ENODATA) {
+      sleep_for(o, o.poll);  // no database yet, or not filled yet: the first session makes it
     } else {
       return report_error(r.error());
     }

@@ -180,7 +180,7 @@ Result<std::unique_ptr<Reader>> Reader::open(const std::string& path) {
   }
   auto db = sql::Database::open(path, SQLITE_OPEN_READONLY);
   if (!db) return db.error();
-  sqlite3_busy_timeout(db->get(), detail::kBusyTimeoutMs);
+  db->wait_when_busy(detail::kReaderBusy);
   // The last connection to close checkpoints and deletes the -wal and -shm
   // files; a reader must leave the files as it found them.
   sqlite3_db_config(db->get(), SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, nullptr);

@@ -1,6 +1,7 @@
 #include "db/schema.h"
 
 #include <unistd.h>
+#include <cerrno>
 
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -194,6 +195,11 @@ CREATE TABLE touched_paths (
   first_id INTEGER NOT NULL
 );
 
+-- The sessions still marked running: every writer that opens the file looks
+-- for those whose supervisor is gone, and without this it reads the whole
+-- table to find them.  Rows leave it when their session ends.
+CREATE INDEX sessions_running ON sessions (state) WHERE state = 'running';
+
 CREATE TABLE approvals (
   session      INTEGER NOT NULL,
   event_seq    INTEGER NOT NULL,
@@ -233,7 +239,14 @@ CREATE TABLE policies (
   hash     TEXT PRIMARY KEY,
   snapshot TEXT NOT NULL
 );
+
+-- Sessions still running, found by the stale-session sweep of every start
+-- without reading the whole table.
+CREATE INDEX IF NOT EXISTS sessions_running ON sessions (state) WHERE state = 'running';
 )sql";
+
+constexpr const char* kRunningIndexSql =
+    "CREATE INDEX IF NOT EXISTS sessions_running ON sessions (state) WHERE state = 'running'";
 
 constexpr const char* kUpgradeTo3 = R"sql(
 ALTER TABLE sessions ADD COLUMN policy_snapshot TEXT;
@@ -269,12 +282,26 @@ Result<Ok> ensure_schema(sql::Database& db, const std::string& path, bool create
     return Ok{};
   };
   if (auto r = check(*version); !r) return r;
-  if (*version == kSchemaVersion) return Ok{};
+  if (*version == kSchemaVersion) {
+    if (!create) return Ok{};
+    // The common case of every start: one lookup in the schema SQLite has
+    // just read, and nothing written.  A file whose index was lost gets it
+    // back (IF NOT EXISTS: another writer may be adding it too).
+    auto has_index = db.query_int("SELECT count(*) FROM sqlite_schema WHERE name = 'sessions_running'");
+    if (!has_index) return has_index.error();
+    if (*has_index) return Ok{};
+    return db.exec(kRunningIndexSql);
+  }
   // An older layout: readers read it as it is (what it lacks reads as
   // NULL); the first writer upgrades it.
   if (*version != 0 && !create) return Ok{};
 
-  if (!create) return Error{0, path + " is not a cottonbox audit database (no schema version)"};
+  if (!create) {
+    // ENODATA for a file with nothing in it yet (made where O_TMPFILE is
+    // missing, and not filled yet): a follower waits for it to fill.
+    auto tables = db.query_int("SELECT count(*) FROM sqlite_schema");
+    return Error{tables && *tables == 0 ? ENODATA : 0, path + " is not a cottonbox audit database (no schema version)"};
+  }
 
   // Two supervisors may start at once on a new file: decide under the write lock.
   sql::Transaction tx(db);
@@ -304,6 +331,34 @@ Result<Ok> ensure_schema(sql::Database& db, const std::string& path, bool create
   if (auto r = db.exec(kSchema3Tables); !r) return r;
   if (auto r = db.exec(set_version.c_str()); !r) return r;
   return tx.commit();
+}
+
+Result<std::string> new_database_image() {
+  // Built in memory (SQLite's memdb, so that the header is filled in as in
+  // a file: change counter, page count) and copied out whole.
+  sqlite3* raw = nullptr;
+  int rc = sqlite3_open_v2(":memory:", &raw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_MEMORY, nullptr);
+  sql::DbPtr mem(raw);
+  if (rc != SQLITE_OK) return Error{0, std::string("cannot make a new database: ") + sqlite3_errstr(rc)};
+  auto fail = [&](const char* what) {
+    return Error{0, std::string("cannot make a new database: ") + what + ": " + sqlite3_errmsg(raw)};
+  };
+  if (sqlite3_deserialize(raw, "main", nullptr, 0, 0, SQLITE_DESERIALIZE_RESIZEABLE | SQLITE_DESERIALIZE_FREEONCLOSE) !=
+      SQLITE_OK)
+    return fail("memdb");
+  std::string sql = std::string("BEGIN;") + kSchemaSql + kSchema3Tables +
+                    "PRAGMA user_version = " + std::to_string(kSchemaVersion) + ";COMMIT;";
+  if (sqlite3_exec(raw, sql.c_str(), nullptr, nullptr, nullptr) != SQLITE_OK) return fail("schema");
+  sqlite3_int64 size = 0;
+  std::unique_ptr<unsigned char, sql::Deleter<sqlite3_free>> bytes(sqlite3_serialize(raw, "main", &size, 0));
+  if (!bytes || size < 100) return fail("serialize");
+  std::string image(reinterpret_cast<const char*>(bytes.get()), static_cast<size_t>(size));
+  // The file format's write and read versions: 2 is WAL, as `PRAGMA
+  // journal_mode = WAL` would set them (https://sqlite.org/fileformat.html,
+  // 1.3.3).  Born in WAL mode, the file never needs the switch that
+  // concurrent openers raced on, nor a rollback journal beside it.
+  image[18] = image[19] = 2;
+  return image;
 }
 
 std::string current_boot_id() { return read_first_line("/proc/sys/kernel/random/boot_id"); }

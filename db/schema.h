@@ -3,6 +3,7 @@
 // told from a live one.  Private to cb_db.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -19,9 +20,14 @@ namespace cb::db::detail {
 // rows a newer reader would misread, nor read columns it does not know.
 Result<Ok> ensure_schema(sql::Database& db, const std::string& path, bool create);
 
-// Connection settings both sides use: how long to wait for another
-// connection's lock before reporting SQLITE_BUSY.
-constexpr int kBusyTimeoutMs = 5000;
+// The bytes of a new, empty audit database: the schema, its version, and
+// the header of a file in WAL mode.  Writer::create_files puts them in place
+// whole, so that no opener ever sees an empty or half-made database.
+Result<std::string> new_database_image();
+
+// How long a reader waits for another connection's lock (a writer
+// switching a file to WAL, recovering its index) before reporting SQLITE_BUSY.
+constexpr std::chrono::milliseconds kReaderBusy{5000};
 
 // /proc/sys/kernel/random/boot_id without the newline; "" if unreadable.
 std::string current_boot_id();

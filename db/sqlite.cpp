@@ -1,5 +1,9 @@
 #include "db/sqlite.h"
 
+#include <sys/random.h>
+#include <time.h>
+
+#include <algorithm>
 #include <cstring>
 
 namespace cb::db::sql {
@@ -84,6 +88,66 @@ std::string Statement::column_bytes(int c) const {
 }
 
 // -------------------------------------------------------------- Database --
+
+struct Database::Busy {
+  int64_t budget_ns = 0;
+  int64_t since_ns = 0;  // when the current wait began
+  uint64_t rng = 0;      // xorshift64 state, never 0
+};
+
+namespace {
+
+int64_t monotonic_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
+}
+
+// SQLite calls this each time a lock it needs is held elsewhere; `count` is
+// 0 on the first call of a wait.  Returns 0 to give up (SQLITE_BUSY).
+int on_busy(void* arg, int count) {
+  auto* b = static_cast<Database::Busy*>(arg);
+  int64_t now = monotonic_ns();
+  if (count == 0) b->since_ns = now;
+  int64_t left = b->budget_ns - (now - b->since_ns);
+  if (left <= 0) return 0;
+  // Doubling from 1 ms to the cap, each sleep scaled by a random factor in
+  // [0.5, 1.5): waiters started together spread out instead of waking in step.
+  int64_t base =
+      std::min<int64_t>(int64_t{1'000'000} << std::min(count, 10), std::chrono::nanoseconds(kBusySleepMax).count());
+  b->rng ^= b->rng << 13, b->rng ^= b->rng >> 7, b->rng ^= b->rng << 17;
+  int64_t sleep = base / 2 + static_cast<int64_t>(b->rng % static_cast<uint64_t>(base));
+  sleep = std::min(sleep, left);
+  timespec ts{static_cast<time_t>(sleep / 1'000'000'000), static_cast<long>(sleep % 1'000'000'000)};
+  nanosleep(&ts, nullptr);
+  return 1;
+}
+
+}  // namespace
+
+Database::Database(DbPtr db) : db_(std::move(db)) {}
+
+Database::Database(Database&& o) noexcept = default;
+
+Database& Database::operator=(Database&& o) noexcept {
+  db_.reset();  // its busy handler may run while it closes
+  busy_ = std::move(o.busy_);
+  db_ = std::move(o.db_);
+  return *this;
+}
+
+Database::~Database() { db_.reset(); }
+
+void Database::wait_when_busy(std::chrono::milliseconds budget) {
+  if (!busy_) {
+    busy_ = std::make_unique<Busy>();
+    if (getrandom(&busy_->rng, sizeof busy_->rng, GRND_NONBLOCK) != sizeof busy_->rng)
+      busy_->rng = static_cast<uint64_t>(monotonic_ns());
+    busy_->rng |= 1;
+  }
+  busy_->budget_ns = std::chrono::nanoseconds(budget).count();
+  sqlite3_busy_handler(db_.get(), on_busy, busy_.get());
+}
 
 Result<Database> Database::open(const std::string& path, int flags) {
   sqlite3* raw = nullptr;

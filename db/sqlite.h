@@ -11,6 +11,7 @@
 
 #include <sqlite3.h>
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -90,8 +91,20 @@ class Database {
   // flags: SQLITE_OPEN_* (NOMUTEX is added: see the thread note above).
   static Result<Database> open(const std::string& path, int flags);
 
-  Database(Database&&) noexcept = default;
-  Database& operator=(Database&&) noexcept = default;
+  Database(Database&&) noexcept;
+  Database& operator=(Database&&) noexcept;
+  ~Database();  // closes the connection before the busy handler's state goes
+
+  // When another connection holds a lock this one needs, wait for it with
+  // doubling, jittered sleeps (1 ms up to kBusySleepMax) for at most
+  // `budget` per statement, then fail with SQLITE_BUSY.  SQLite's own
+  // busy_timeout sleeps on a fixed schedule that grows to 100 ms: many
+  // processes started at once wake together, and a waiter on its long
+  // sleep keeps losing the lock to newcomers on short ones.  Set it before
+  // the first statement: even reading the schema may wait (for a
+  // connection that is switching the file to WAL or recovering its index).
+  void wait_when_busy(std::chrono::milliseconds budget);
+  struct Busy;  // the handler's state (sqlite.cpp)
 
   Result<Ok> exec(const char* sql);
   // persistent: a statement kept for the connection's lifetime.
@@ -108,9 +121,14 @@ class Database {
   sqlite3* get() const { return db_.get(); }
 
  private:
-  explicit Database(DbPtr db) : db_(std::move(db)) {}
+  explicit Database(DbPtr db);
   DbPtr db_;
+  std::unique_ptr<Busy> busy_;  // the busy handler's state; its address stays put when moved
 };
+
+// The longest single sleep of the busy handler: a lock held for a commit is
+// held for well under this, so a waiter looks again soon after it is free.
+constexpr std::chrono::milliseconds kBusySleepMax{16};
 
 class Transaction {
  public:

@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <pwd.h>
+#include <sys/file.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -29,6 +30,7 @@
 #include <unordered_map>
 #include <variant>
 
+#include "base/fd.h"
 #include "db/bytes.h"
 #include "db/schema.h"
 #include "db/sqlite.h"
@@ -182,9 +184,15 @@ int mkdir_parents(const std::string& dir) {
   return 0;
 }
 
+// How long the writer waits for another connection's lock before a commit
+// fails (and is retried; a session's start is refused).  Writers of other
+// sessions hold it for a commit, a few milliseconds; 64 sessions started at
+// once into one file wait well under a second for it on 2 cores (bench/).
+constexpr std::chrono::milliseconds kWriterBusy{10000};
+
 // Settings of every read-write connection to the file.
 Result<Ok> configure(sql::Database& db) {
-  sqlite3_busy_timeout(db.get(), detail::kBusyTimeoutMs);
+  db.wait_when_busy(kWriterBusy);
   // The -wal and -shm files stay while the supervisor runs, so that its
   // self-protection can guard them by path instead of chasing files SQLite
   // deletes and recreates.
@@ -204,7 +212,7 @@ class Checkpointer {
   explicit Checkpointer(sql::Database db) : db_(std::move(db)) {
     // A RESTART holds the writer back while it waits for readers to leave
     // the WAL; a reader that stays (a GUI) must not stall the writer long.
-    sqlite3_busy_timeout(db_.get(), 200);
+    db_.wait_when_busy(std::chrono::milliseconds(200));
     thread_ = std::thread([this] {
       pthread_setname_np(pthread_self(), "cb-audit-ckpt");
       run();
@@ -256,11 +264,6 @@ class Checkpointer {
   std::thread thread_;
 };
 
-int on_wal_commit(void* checkpointer, sqlite3*, const char*, int pages) {
-  if (pages >= kCheckpointPages) static_cast<Checkpointer*>(checkpointer)->request();
-  return SQLITE_OK;
-}
-
 }  // namespace
 
 struct Writer::Impl {
@@ -273,7 +276,10 @@ struct Writer::Impl {
   std::string path;
   sql::Database db;
   Statements st;
+  // Started when the WAL first grows long: most sessions never need it, and
+  // a session's start then pays for one connection and one thread less.
   std::unique_ptr<Checkpointer> checkpointer;
+  bool wants_checkpoint = false;  // writer thread only: set by the WAL hook
 
   // Shared with producers, under mu.
   mutable std::mutex mu;
@@ -319,6 +325,7 @@ struct Writer::Impl {
 
   Result<Ok> prepare();
   Result<Ok> abort_stale_sessions();
+  void checkpoint();
   void run();
 
   template <typename T>
@@ -438,19 +445,40 @@ Result<Ok> Writer::Impl::prepare() {
   return Ok{};
 }
 
+void Writer::Impl::checkpoint() {
+  wants_checkpoint = false;
+  if (!checkpointer) {
+    // Without its own connection the checkpointer cannot run; SQLite's
+    // automatic checkpoint on this thread then does the job, slower.
+    auto cdb = sql::Database::open(path, SQLITE_OPEN_READWRITE);
+    if (!cdb || !configure(*cdb)) {
+      sqlite3_wal_autocheckpoint(db.get(), 1000);  // replaces the hook set in open()
+      return;
+    }
+    checkpointer = std::make_unique<Checkpointer>(std::move(*cdb));
+  }
+  checkpointer->request();
+}
+
 Result<Ok> Writer::Impl::abort_stale_sessions() {
   std::string boot = detail::current_boot_id();
+  // Read without the write lock (through the index of running sessions):
+  // nearly every start finds nothing to mark, and 64 starts at once need
+  // not take turns for it.
+  std::vector<int64_t> stale;
+  {
+    auto sel = db.prepare("SELECT id, boot_id, supervisor_pid FROM sessions WHERE state = 'running'");
+    if (!sel) return sel.error();
+    while (sel->step())
+      if (detail::running_session_is_stale(sel->column_bytes(1), sel->column_int(2), boot))
+        stale.push_back(sel->column_int64(0));
+    if (!sel->succeeded()) return db.error("reading sessions");
+  }
+  if (stale.empty()) return Ok{};
+  // Several openers may find the same sessions: the update is idempotent,
+  // and a session that ended meanwhile keeps its end.
   sql::Transaction tx(db);
   if (auto r = tx.begin_immediate(); !r) return r;
-  auto sel = db.prepare("SELECT id, boot_id, supervisor_pid FROM sessions WHERE state = 'running'");
-  if (!sel) return sel.error();
-  std::vector<int64_t> stale;
-  while (sel->step())
-    if (detail::running_session_is_stale(sel->column_bytes(1), sel->column_int(2), boot))
-      stale.push_back(sel->column_int64(0));
-  if (!sel->succeeded()) return db.error("reading sessions");
-  sel->reset();
-  if (stale.empty()) return Ok{};
   // The last thing recorded is the best estimate of when it ended.
   auto upd = db.prepare(
       "UPDATE sessions SET state = 'aborted', ended_ns = coalesce(last_event_ns, started_ns)"
@@ -893,6 +921,7 @@ void Writer::Impl::run() {
     uint64_t attempt = ++attempts;
     lk.unlock();
     Outcome out = write_batch();
+    if (wants_checkpoint) checkpoint();
     lk.lock();
     // The batch holds records through-taken+1 .. through, in order.
     committed_through = through - (taken - out.done);
@@ -931,27 +960,80 @@ Writer::~Writer() {
   impl_->thread.join();
 }
 
-Result<Ok> Writer::create_files(const std::string& path) {
-  if (auto slash = path.find_last_of('/'); slash != std::string::npos && slash > 0) {
-    std::string dir = path.substr(0, slash);
-    if (int e = mkdir_parents(dir); e != 0) return Error::from_errno("cannot create the directory " + dir, e);
+namespace {
+
+Result<Ok> write_all(int fd, const std::string& bytes, const std::string& what) {
+  size_t done = 0;
+  while (done < bytes.size()) {
+    ssize_t n = ::pwrite(fd, bytes.data() + done, bytes.size() - done, static_cast<off_t>(done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return Error::from_errno("cannot write " + what);
+    done += static_cast<size_t>(n);
   }
-  // Created here rather than by SQLite so that it is private from the first
-  // byte: SQLite gives -wal and -shm the same mode.
+  // Before anyone can open it: a crash must not leave a named but empty
+  // (or zero-filled) database behind.
+  if (::fdatasync(fd) != 0) return Error::from_errno("cannot write " + what);
+  return Ok{};
+}
+
+// A new database appears at `path` whole: written into an unnamed file in
+// its directory and linked into place, which fails if another process got
+// there first (it then made the same).  Returns false when the file system
+// cannot do this (no O_TMPFILE); the caller then fills an empty file in
+// place.
+Result<bool> install_new_database(const std::string& path, const std::string& dir) {
+  int fd = ::open(dir.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+  if (fd < 0) return false;
+  UniqueFd owner(fd);
+  auto image = detail::new_database_image();
+  if (!image) return image.error();
+  if (auto r = write_all(fd, *image, path); !r) return r.error();
+  // linkat(fd, "", AT_EMPTY_PATH) needs CAP_DAC_READ_SEARCH; the /proc
+  // link works for anyone.
+  std::string self = "/proc/self/fd/" + std::to_string(fd);
+  if (::linkat(AT_FDCWD, self.c_str(), AT_FDCWD, path.c_str(), AT_SYMLINK_FOLLOW) == 0 || errno == EEXIST) return true;
+  if (errno == ENOENT && ::access(self.c_str(), F_OK) != 0) return false;  // no /proc
+  return Error::from_errno("cannot create " + path);
+}
+
+}  // namespace
+
+Result<Ok> Writer::create_files(const std::string& path) {
+  auto slash = path.find_last_of('/');
+  std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+  if (slash != std::string::npos && slash > 0)
+    if (int e = mkdir_parents(dir); e != 0) return Error::from_errno("cannot create the directory " + dir, e);
+  if (::access(path.c_str(), F_OK) != 0 && errno == ENOENT)
+    if (auto r = install_new_database(path, dir); !r) return r.error();
+  // Also made here rather than by SQLite (where O_TMPFILE is missing) so
+  // that it is private from the first byte: SQLite gives -wal and -shm the
+  // same mode.
   int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
   if (fd < 0) return Error::from_errno("cannot open " + path);
-  // Companions are made only beside a new file or an audit database (by
-  // its header: the magic, and user_version at offset 60); whatever else
-  // the file is, open() says so and nothing is left beside it.
+  UniqueFd owner(fd);
+  // An empty file (made by an older cottonbox, or where O_TMPFILE is
+  // missing) is filled in place, by one process: flock, which SQLite does
+  // not use, orders the openers.  The others find it full once they hold
+  // the lock.
+  struct stat st;
+  if (::flock(fd, LOCK_SH) != 0 || ::fstat(fd, &st) != 0) return Error::from_errno("cannot lock " + path);
+  if (st.st_size == 0) {
+    if (::flock(fd, LOCK_EX) != 0 || ::fstat(fd, &st) != 0) return Error::from_errno("cannot lock " + path);
+    if (st.st_size == 0) {
+      auto image = detail::new_database_image();
+      if (!image) return image.error();
+      if (auto r = write_all(fd, *image, path); !r) return r.error();
+    }
+  }
+  // Companions are made only beside an audit database (by its header: the
+  // magic, and user_version at offset 60); whatever else the file is,
+  // open() says so and nothing is left beside it.
   unsigned char head[64] = {};
   ssize_t got = ::pread(fd, head, sizeof head, 0);
-  ::close(fd);
-  if (got > 0) {
-    uint32_t version = uint32_t{head[60]} << 24 | uint32_t{head[61]} << 16 | uint32_t{head[62]} << 8 | head[63];
-    bool ours = got == sizeof head && memcmp(head, "SQLite format 3", 16) == 0 &&
-                (version == 0 || (version >= kOldestUpgradableSchema && version <= kSchemaVersion));
-    if (!ours) return Ok{};
-  }
+  uint32_t version = uint32_t{head[60]} << 24 | uint32_t{head[61]} << 16 | uint32_t{head[62]} << 8 | head[63];
+  bool ours = got == sizeof head && memcmp(head, "SQLite format 3", 16) == 0 &&
+              (version == 0 || (version >= kOldestUpgradableSchema && version <= kSchemaVersion));
+  if (!ours) return Ok{};
   // Empty -wal and -shm files are what SQLite makes of them anyway, and an
   // empty rollback journal is never hot (never played back into the
   // database).  Made by SQLite they would come and go with its connections.
@@ -965,25 +1047,24 @@ Result<Ok> Writer::create_files(const std::string& path) {
 }
 
 Result<std::unique_ptr<Writer>> Writer::open(const std::string& path) {
+  // Afterwards the file is an audit database in WAL mode with its schema
+  // (or something else, which ensure_schema reports).
   if (auto r = create_files(path); !r) return r.error();
 
-  struct stat st;
-  bool fresh = ::stat(path.c_str(), &st) == 0 && st.st_size == 0;
-  auto db = sql::Database::open(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+  auto db = sql::Database::open(path, SQLITE_OPEN_READWRITE);
   if (!db) return db.error();
-  // A fresh file's switch to WAL writes its first page under a rollback
-  // journal, which SQLite would create and then delete beside it, racing a
-  // session that guards the (empty) -journal by path while this opens.  An
-  // in-memory journal does it with no file and one fsync; an empty
-  // database has nothing a torn first page could lose.
-  if (fresh)
-    if (auto r = db->exec("PRAGMA journal_mode = MEMORY"); !r) return r.error();
+  // The busy handler first: every statement below may wait for another
+  // opener's lock (one recovering the WAL index as the first connection,
+  // or, in a file made elsewhere, switching it to WAL).  Without it,
+  // sessions started at once were refused with "database is locked"
+  // (issue 21).
+  if (auto r = configure(*db); !r) return r.error();
+  // Already so for every file create_files made; this is a query then.
   auto mode = db->prepare("PRAGMA journal_mode = WAL");
   if (!mode) return mode.error();
   if (!mode->step() || mode->column_bytes(0) != "wal")
     return Error{0, "cannot switch " + path + " to WAL mode (is it on a network file system?)"};
   mode->reset();
-  if (auto r = configure(*db); !r) return r.error();
   // The writer appends: the pages it touches are the last of each table and
   // index, so 2 MiB of cache commits as fast as 4 MiB did (bench_store), and
   // the supervisor stays well under its 30 MB.
@@ -995,12 +1076,15 @@ Result<std::unique_ptr<Writer>> Writer::open(const std::string& path) {
   if (auto r = impl->prepare(); !r) return r.error();
   if (auto r = impl->abort_stale_sessions(); !r) return r.error();
 
-  // Without its own connection the checkpointer cannot run; SQLite's
-  // automatic checkpoint on the writer's thread then does the job, slower.
-  if (auto cdb = sql::Database::open(path, SQLITE_OPEN_READWRITE); cdb && configure(*cdb)) {
-    impl->checkpointer = std::make_unique<Checkpointer>(std::move(*cdb));
-    sqlite3_wal_hook(impl->db.get(), on_wal_commit, impl->checkpointer.get());
-  }
+  // Called on the writer thread as each commit ends; the checkpointer is
+  // woken (or made) once that commit's batch is done.
+  sqlite3_wal_hook(
+      impl->db.get(),
+      [](void* p, sqlite3*, const char*, int pages) {
+        if (pages >= kCheckpointPages) static_cast<Impl*>(p)->wants_checkpoint = true;
+        return SQLITE_OK;
+      },
+      impl.get());
 
   impl->pending.reserve(kLargeBatch);
   impl->batch.reserve(kLargeBatch);

@@ -1,5 +1,6 @@
 // The writer and reader against real SQLite files: what goes in comes out,
 // byte for byte, from any number of threads, on every exit path.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sqlite3.h>
@@ -652,18 +653,22 @@ TEST_F(StoreTest, WalFilesPersistAfterTheWriterCloses) {
   EXPECT_TRUE(std::filesystem::exists(path + "-shm"));
 }
 
-// A session guards the database's companions by path from before the store
-// opens (it opens while the session launches), so opening must keep the
-// very files create_files() made: SQLite's first write to a fresh database
-// would otherwise create a rollback journal and delete it.
-TEST_F(StoreTest, OpeningAFreshDatabaseKeepsTheCompanionsMadeBeforeIt) {
+// A session guards the database and its companions by path from before the
+// store opens (it opens while the session launches), so opening must keep
+// the very files create_files() made: SQLite's first write to a fresh
+// database would otherwise create a rollback journal and delete it.
+TEST_F(StoreTest, OpeningAFreshDatabaseKeepsTheFilesMadeBeforeIt) {
   ASSERT_TRUE(Writer::create_files(path));
   std::map<std::string, ino_t> inode;
   for (const char* suffix : {"", "-wal", "-shm", "-journal"}) {
     struct stat st;
     ASSERT_EQ(stat((path + suffix).c_str(), &st), 0) << suffix;
     EXPECT_EQ(st.st_mode & 0777, 0600u) << suffix;
-    EXPECT_EQ(st.st_size, 0) << suffix;
+    // The database is whole from the start; its companions are empty.
+    if (suffix[0])
+      EXPECT_EQ(st.st_size, 0) << suffix;
+    else
+      EXPECT_GT(st.st_size, 0);
     inode[suffix] = st.st_ino;
   }
   {
@@ -684,6 +689,184 @@ TEST_F(StoreTest, OpeningAFreshDatabaseKeepsTheCompanionsMadeBeforeIt) {
   auto r = open_reader(path);
   ASSERT_TRUE(r);
   EXPECT_EQ(r->sessions().value().size(), 1u);
+}
+
+// Made whole before it is given its name: a reader or another writer never
+// sees an empty or half-written file, no opener has to switch it to WAL
+// (what concurrent starts used to race on), and nothing else is left in the
+// directory.
+TEST_F(StoreTest, ANewDatabaseAppearsWholeAndInWalMode) {
+  ASSERT_TRUE(Writer::create_files(path));
+  std::set<std::string> names;
+  for (auto& e : std::filesystem::directory_iterator(dir.path() + "/data/cottonbox"))
+    names.insert(e.path().filename().string());
+  EXPECT_EQ(names, (std::set<std::string>{"audit.db", "audit.db-wal", "audit.db-shm", "audit.db-journal"}));
+  // As another program reads it: the schema is there, and the file says WAL.
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  auto one = [&](const char* sql) {
+    sqlite3_stmt* s = nullptr;
+    EXPECT_EQ(sqlite3_prepare_v2(db, sql, -1, &s, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
+    std::string v = sqlite3_step(s) == SQLITE_ROW ? reinterpret_cast<const char*>(sqlite3_column_text(s, 0)) : "";
+    sqlite3_finalize(s);
+    return v;
+  };
+  EXPECT_EQ(one("PRAGMA user_version"), std::to_string(kSchemaVersion));
+  EXPECT_EQ(one("PRAGMA journal_mode"), "wal");
+  EXPECT_EQ(one("PRAGMA integrity_check"), "ok");
+  EXPECT_EQ(
+      one("SELECT group_concat(name, ' ') FROM (SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name)"),
+      "approvals events images policies processes sessions touched_paths");
+  sqlite3_close(db);
+  // A second call changes nothing.
+  struct stat before, after;
+  ASSERT_EQ(stat(path.c_str(), &before), 0);
+  ASSERT_TRUE(Writer::create_files(path));
+  ASSERT_EQ(stat(path.c_str(), &after), 0);
+  EXPECT_EQ(before.st_ino, after.st_ino);
+  EXPECT_EQ(before.st_size, after.st_size);
+}
+
+// An empty file, as an older cottonbox left it (or `touch`), becomes the
+// database in place: a session may already guard it by path.
+TEST_F(StoreTest, AnEmptyFileIsFilledInPlace) {
+  std::filesystem::create_directories(dir.path() + "/data/cottonbox");
+  int fd = ::open(path.c_str(), O_CREAT | O_WRONLY, 0600);
+  ASSERT_GE(fd, 0);
+  close(fd);
+  struct stat before, after;
+  ASSERT_EQ(stat(path.c_str(), &before), 0);
+  {
+    auto w = open_writer(path);
+    ASSERT_TRUE(w);
+    ASSERT_TRUE(w->begin_session(session_start()));
+  }
+  ASSERT_EQ(stat(path.c_str(), &after), 0);
+  EXPECT_EQ(before.st_ino, after.st_ino);
+  EXPECT_EQ(open_reader(path)->sessions().value().size(), 1u);
+}
+
+// Many supervisors started at once into one file, new and then existing:
+// every one opens the store and records its session (each is a process of
+// its own, as `cottonbox run` is).
+TEST_F(StoreTest, WritersStartedAtOnceAllRecordTheirSessions) {
+  constexpr int kWriters = 24;
+  for (int round = 0; round < 2; ++round) {
+    int go[2];
+    ASSERT_EQ(pipe(go), 0);
+    std::vector<pid_t> kids;
+    for (int i = 0; i < kWriters; ++i) {
+      pid_t pid = fork();
+      ASSERT_GE(pid, 0);
+      if (pid == 0) {
+        prctl(PR_SET_NAME, "cottonbox");  // a live supervisor to the others
+        close(go[1]);
+        char c;
+        (void)!read(go[0], &c, 1);  // EOF: all start together
+        auto w = Writer::open(path);
+        if (!w) {
+          fprintf(stderr, "open: %s\n", w.error().message.c_str());
+          _exit(10);
+        }
+        SessionStart s = session_start("swarm-" + std::to_string(i));
+        s.supervisor_pid = getpid();
+        auto sid = (*w)->begin_session(s);
+        if (!sid) {
+          fprintf(stderr, "begin: %s\n", sid.error().message.c_str());
+          _exit(11);
+        }
+        (*w)->add_event(*sid, event(1, Action::FileWrite, "/w" + std::to_string(i)));
+        if (!(*w)->end_session(*sid, SessionEnd{now_ns(), i % 7, 0, SessionState::Ended})) _exit(12);
+        w->reset();
+        _exit(0);
+      }
+      kids.push_back(pid);
+    }
+    close(go[0]);
+    close(go[1]);
+    for (pid_t pid : kids) {
+      int status = 0;
+      ASSERT_EQ(waitpid(pid, &status, 0), pid);
+      EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "round " << round << ": status " << status;
+    }
+  }
+  auto r = open_reader(path);
+  ASSERT_TRUE(r);
+  auto all = r->sessions();
+  ASSERT_TRUE(all);
+  ASSERT_EQ(all->size(), 2u * kWriters);
+  std::map<std::string, int> per_name;
+  for (const auto& s : *all) {
+    ++per_name[s.start.name];
+    EXPECT_EQ(s.state, SessionState::Ended) << s.start.name;
+    ASSERT_TRUE(s.end);
+    EXPECT_EQ(s.end->exit_status, std::stoi(s.start.name.substr(6)) % 7);
+    EXPECT_EQ(s.events, 1u);
+  }
+  for (int i = 0; i < kWriters; ++i) EXPECT_EQ(per_name["swarm-" + std::to_string(i)], 2);
+}
+
+// A writer that holds the lock for a while (a large batch, a checkpoint)
+// makes a starting session wait for it, not fail.
+TEST_F(StoreTest, ASessionStartWaitsForAnotherWritersLock) {
+  ASSERT_TRUE(Writer::create_files(path));
+  int held[2], committed[2];
+  ASSERT_EQ(pipe(held), 0);
+  ASSERT_EQ(pipe2(committed, O_NONBLOCK), 0);
+  // The holder is a process of its own: SQLite's locks are per process.
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    sqlite3* db = nullptr;
+    if (sqlite3_open(path.c_str(), &db) != SQLITE_OK) _exit(10);
+    if (sqlite3_exec(db, "BEGIN IMMEDIATE; INSERT INTO touched_paths VALUES (x'2f', 0, 0)", nullptr, nullptr,
+                     nullptr) != SQLITE_OK)
+      _exit(11);
+    char c = 'h';
+    if (write(held[1], &c, 1) != 1) _exit(12);
+    usleep(400 * 1000);
+    if (sqlite3_exec(db, "COMMIT", nullptr, nullptr, nullptr) != SQLITE_OK) _exit(13);
+    c = 'c';
+    if (write(committed[1], &c, 1) != 1) _exit(14);
+    sqlite3_close(db);
+    _exit(0);
+  }
+  char c;
+  ASSERT_EQ(read(held[0], &c, 1), 1);
+  auto w = open_writer(path);
+  ASSERT_TRUE(w);
+  auto sid = w->begin_session(session_start());
+  ASSERT_TRUE(sid) << sid.error().message;
+  // Recorded only once the holder had let go of the lock.
+  EXPECT_EQ(read(committed[0], &c, 1), 1);
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  w.reset();
+  EXPECT_EQ(open_reader(path)->sessions().value().size(), 1u);
+  for (int fd : {held[0], held[1], committed[0], committed[1]}) close(fd);
+}
+
+// Every writer's start looks for running sessions whose supervisor is gone:
+// through an index, however many sessions the file holds, also in a file
+// made before the index existed.
+TEST_F(StoreTest, StaleSessionsAreLookedUpThroughAnIndex) {
+  ASSERT_TRUE(open_writer(path));
+  exec_sql(path, "DROP INDEX sessions_running");
+  ASSERT_TRUE(open_writer(path));
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  sqlite3_stmt* s = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(db,
+                               "EXPLAIN QUERY PLAN SELECT id, boot_id, supervisor_pid FROM sessions"
+                               " WHERE state = 'running'",
+                               -1, &s, nullptr),
+            SQLITE_OK);
+  std::string plan;
+  while (sqlite3_step(s) == SQLITE_ROW) plan += reinterpret_cast<const char*>(sqlite3_column_text(s, 3));
+  sqlite3_finalize(s);
+  sqlite3_close(db);
+  EXPECT_NE(plan.find("USING INDEX sessions_running"), std::string::npos) << plan;
 }
 
 TEST_F(StoreTest, AFailingDiskLosesNothingAndIsRetried) {
