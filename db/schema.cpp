@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 
 #include "db/bytes.h"
@@ -12,7 +13,8 @@ namespace cb::db {
 namespace detail {
 namespace {
 
-// Version 1.  Conventions:
+// Version 2 (kOldestSchemaVersion; see kMigrations for what came after).
+// Conventions:
 // - Paths, argv, exe and cwd are BLOBs: bytes from the supervised processes,
 //   compared and returned exactly.  argv BLOBs are NUL-terminated elements
 //   (as /proc/PID/cmdline); the session's argv and policy_files are JSON
@@ -139,6 +141,41 @@ CREATE TABLE approvals (
 );
 )sql";
 
+// Each step upgrades a database of the version before it; a new file gets
+// kSchemaSql (version 2) and then every step, so that a new file and an
+// upgraded one are the same.  A step adds; it never rewrites rows.
+struct Migration {
+  int to;
+  const char* sql;
+};
+
+// Version 3: what `cottonbox undo` did, a row per file (keep/, commands/undo).
+constexpr const char* kUndosSql = R"sql(
+CREATE TABLE undos (
+  undo_id   INTEGER NOT NULL,  -- one run of `cottonbox undo`: its rows share it
+  session   INTEGER NOT NULL,
+  ts_ns     INTEGER NOT NULL,
+  uid       INTEGER NOT NULL,
+  user      TEXT NOT NULL DEFAULT '',
+  command   INTEGER,           -- --command N (a proc_id); NULL: every command
+  path_glob BLOB,              -- --path; NULL: every path
+  force     INTEGER NOT NULL,
+  created   INTEGER NOT NULL,
+  path      BLOB,              -- NULL: the run found nothing to undo (its only row)
+  target    BLOB,              -- a move back: where it went back to
+  action    TEXT,              -- restore, remove, move-back, nothing, conflict, cannot, skip-created
+  done      INTEGER NOT NULL DEFAULT 0,  -- restore, remove, move-back carried out
+  forced    INTEGER NOT NULL DEFAULT 0,  -- a conflict overridden by --force
+  reason    TEXT,              -- why this action; or why it failed
+  notes     TEXT NOT NULL DEFAULT '[]'   -- JSON: what is not exact
+);
+)sql";
+
+constexpr Migration kMigrations[] = {
+    {3, kUndosSql},
+};
+static_assert(kMigrations[std::size(kMigrations) - 1].to == kSchemaVersion);
+
 std::string read_first_line(const char* file) {
   std::ifstream in(file);
   std::string line;
@@ -159,7 +196,7 @@ Result<Ok> ensure_schema(sql::Database& db, const std::string& path, bool create
       return Error{0, path + " was written by a newer cottonbox (schema version " + std::to_string(v) +
                           "; this build knows version " + std::to_string(kSchemaVersion) +
                           "); upgrade cottonbox or choose another file with --db"};
-    if (v != 0 && v < kSchemaVersion)
+    if (v != 0 && v < kOldestSchemaVersion)
       return Error{0, path + " has schema version " + std::to_string(v) +
                           ", which this build cannot upgrade; move the file aside (a new one is "
                           "created) or choose another file with --db"};
@@ -168,7 +205,12 @@ Result<Ok> ensure_schema(sql::Database& db, const std::string& path, bool create
   if (auto r = check(*version); !r) return r;
   if (*version == kSchemaVersion) return Ok{};
 
-  if (!create) return Error{0, path + " is not a cottonbox audit database (no schema version)"};
+  if (!create) {
+    // A reader reads an older file as it is (the tables added since are
+    // absent, and read as empty); the next writer upgrades it.
+    if (*version != 0) return Ok{};
+    return Error{0, path + " is not a cottonbox audit database (no schema version)"};
+  }
 
   // Two supervisors may start at once on a new file: decide under the write lock.
   sql::Transaction tx(db);
@@ -177,16 +219,33 @@ Result<Ok> ensure_schema(sql::Database& db, const std::string& path, bool create
   if (!version) return version.error();
   if (auto r = check(*version); !r) return r;
   if (*version == kSchemaVersion) return Ok{};
-  auto tables = db.query_int("SELECT count(*) FROM sqlite_schema");
-  if (!tables) return tables.error();
-  if (*tables != 0)
-    return Error{0, path +
-                        " is an SQLite database of something else; cottonbox will not write "
-                        "into it"};
-  if (auto r = db.exec(kSchemaSql); !r) return r;
+  int64_t v = *version;
+  if (v == 0) {
+    auto tables = db.query_int("SELECT count(*) FROM sqlite_schema");
+    if (!tables) return tables.error();
+    if (*tables != 0)
+      return Error{0, path +
+                          " is an SQLite database of something else; cottonbox will not write "
+                          "into it"};
+    if (auto r = db.exec(kSchemaSql); !r) return r;
+    v = kOldestSchemaVersion;
+  }
+  for (const Migration& m : kMigrations) {
+    if (m.to <= v) continue;
+    if (auto r = db.exec(m.sql); !r)
+      return Error{r.error().err,
+                   "upgrading " + path + " to schema version " + std::to_string(m.to) + ": " + r.error().message};
+  }
   std::string set_version = "PRAGMA user_version = " + std::to_string(kSchemaVersion);
   if (auto r = db.exec(set_version.c_str()); !r) return r;
   return tx.commit();
+}
+
+bool has_table(sql::Database& db, std::string_view name) {
+  auto s = db.prepare("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?1");
+  if (!s) return false;
+  s->bind_text(1, name);
+  return s->step();
 }
 
 std::string current_boot_id() { return read_first_line("/proc/sys/kernel/random/boot_id"); }

@@ -14,10 +14,18 @@
 
 namespace cb::db::detail {
 
+// The oldest schema this build reads and upgrades.
+constexpr int kOldestSchemaVersion = 2;
+
 // Checks PRAGMA user_version; with `create`, lays out the schema in an empty
-// file.  A newer version is an error that says so: this build must not write
-// rows a newer reader would misread, nor read columns it does not know.
+// file and upgrades an older one (one transaction).  Without `create`, an
+// older file is read as it is.  A newer version is an error that says so:
+// this build must not write rows a newer reader would misread, nor read
+// columns it does not know.
 Result<Ok> ensure_schema(sql::Database& db, const std::string& path, bool create);
+
+// Whether the database has the table (an older file lacks the newer ones).
+bool has_table(sql::Database& db, std::string_view name);
 
 // Connection settings both sides use: how long to wait for another
 // connection's lock before reporting SQLITE_BUSY.

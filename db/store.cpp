@@ -859,8 +859,8 @@ Result<Ok> Writer::create_files(const std::string& path) {
   ::close(fd);
   if (got > 0) {
     uint32_t version = uint32_t{head[60]} << 24 | uint32_t{head[61]} << 16 | uint32_t{head[62]} << 8 | head[63];
-    bool ours =
-        got == sizeof head && memcmp(head, "SQLite format 3", 16) == 0 && (version == 0 || version == kSchemaVersion);
+    bool ours = got == sizeof head && memcmp(head, "SQLite format 3", 16) == 0 &&
+                (version == 0 || (version >= detail::kOldestSchemaVersion && version <= kSchemaVersion));
     if (!ours) return Ok{};
   }
   // Empty -wal and -shm files are what SQLite makes of them anyway, and an
