@@ -357,13 +357,13 @@ Step decide(const Candidate& c, const Fingerprint& current, const PlanOptions& o
     if (!opt.created) return set(Action::SkipCreated, "created by the session (--created removes it)");
     if (!c.interleaved.empty())
       return opt.force ? set(Action::Remove, c.interleaved + ": removed by --force", true)
-                       : set(Action::Conflict, c.interleaved);
+                       : set(Action::Conflict, c.interleaved + " (--force removes it)");
     if (c.expected.known && same_state(current, c.expected, &why)) return set(Action::Remove, "created by the session");
     if (!c.expected.known && unchanged_since_end(current, opt))
       return set(Action::Remove, "created by the session, not changed since it ended");
     if (!c.expected.known) why = "the state the session left was not recorded";
     return opt.force ? set(Action::Remove, why + ": removed by --force", true)
-                     : set(Action::Conflict, "changed after the session: " + why);
+                     : set(Action::Conflict, "changed after the session: " + why + " (--force removes it)");
   }
 
   if (c.metadata_only) {
@@ -375,7 +375,7 @@ Step decide(const Candidate& c, const Fingerprint& current, const PlanOptions& o
   }
   if (!c.interleaved.empty())
     return opt.force ? set(Action::Restore, c.interleaved + ": restored by --force", true)
-                     : set(Action::Conflict, c.interleaved);
+                     : set(Action::Conflict, c.interleaved + " (--force restores it)");
   if (!c.expected.known) {
     if (unchanged_since_end(current, opt))
       return set(Action::Restore, "changed by the session, not changed since it ended");
@@ -385,7 +385,7 @@ Step decide(const Candidate& c, const Fingerprint& current, const PlanOptions& o
   if (same_state(current, c.expected, &why))
     return set(Action::Restore, c.metadata_only ? "metadata changed by the session" : "changed by the session");
   return opt.force ? set(Action::Restore, "changed after the session (" + why + "): overwritten by --force", true)
-                   : set(Action::Conflict, "changed after the session: " + why);
+                   : set(Action::Conflict, "changed after the session: " + why + " (--force overwrites it)");
 }
 
 namespace {
@@ -409,7 +409,7 @@ Step decide_move(const Candidate& c, const Fingerprint& at, const Fingerprint& d
   const std::string& to = c.move_to;
   bool dir = c.previous.type == FileType::Directory;
   if (!blocked.empty()) return set(Action::Conflict, blocked);
-  if (!c.interleaved.empty() && !opt.force) return set(Action::Conflict, c.interleaved);
+  if (!c.interleaved.empty() && !opt.force) return set(Action::Conflict, c.interleaved + " (--force moves it back)");
   bool forced = false;
   std::string why;
   if (!first) {

@@ -62,7 +62,7 @@ struct DirTimes {
 
 class Applier {
  public:
-  explicit Applier(const Store& store) : store_(store) {}
+  explicit Applier(const Store* store) : store_(store) {}
 
   void restore(const Step& step, Outcome& o);
   void remove(const Step& step, Outcome& o);
@@ -77,7 +77,7 @@ class Applier {
   bool unchanged(int dirfd, const std::string& leaf, const Step& step, Outcome& o);
   bool place(int dirfd, const std::string& tmp, const std::string& leaf, const Fingerprint& now, Outcome& o);
 
-  const Store& store_;
+  const Store* store_;  // null: no store (nothing kept to read)
   std::vector<DirTimes> dirs_;
 };
 
@@ -174,7 +174,7 @@ void Applier::restore(const Step& step, Outcome& o) {
       return;
     }
     case FileType::Regular: {
-      auto obj = store_.open_object(p.object);
+      auto obj = store_ ? store_->open_object(p.object) : Result<UniqueFd>(Error{ENOENT, "no keep store"});
       if (!obj) {
         o.error = obj.error().message;
         return;
@@ -296,9 +296,9 @@ Result<Fingerprint> state_now(const std::string& path) {
 
 }  // namespace
 
-Result<std::vector<Step>> prepare(const Store& store, const std::vector<Candidate>& candidates,
+Result<std::vector<Step>> prepare(const Store* store, const std::vector<Candidate>& candidates,
                                   const PlanOptions& options) {
-  auto lock = store.lock(false);
+  Result<UniqueFd> lock = store ? store->lock(false) : Result<UniqueFd>(UniqueFd());
   if (!lock) return lock.error();
   std::vector<Candidate> readable;
   std::vector<Fingerprint> current, current_dest;
@@ -325,7 +325,7 @@ Result<std::vector<Step>> prepare(const Store& store, const std::vector<Candidat
     if (p.type == FileType::Regular && p.sha256.empty() && !p.object.empty() && now->type == FileType::Regular &&
         now->size == p.size && p.size <= kHashLimit) {
       // Not settled yet: its hash tells whether the file is already back.
-      if (auto obj = store.open_object(p.object))
+      if (auto obj = store ? store->open_object(p.object) : Result<UniqueFd>(Error{ENOENT, ""}))
         if (auto sha = sha256_of_fd(obj->get())) p.sha256 = std::move(*sha);
     }
     readable.push_back(std::move(cc));
@@ -337,9 +337,14 @@ Result<std::vector<Step>> prepare(const Store& store, const std::vector<Candidat
   return steps;
 }
 
-ApplyReport apply(const Store& store, const std::vector<Step>& steps) {
+Result<std::vector<Step>> prepare(const Store& store, const std::vector<Candidate>& candidates,
+                                  const PlanOptions& options) {
+  return prepare(&store, candidates, options);
+}
+
+ApplyReport apply(const Store* store, const std::vector<Step>& steps) {
   ApplyReport report;
-  auto lock = store.lock(false);
+  Result<UniqueFd> lock = store ? store->lock(false) : Result<UniqueFd>(UniqueFd());
   Applier a(store);
   std::map<std::string, const Snapshot*> dirs;
   for (const Step& s : steps) {
@@ -386,7 +391,9 @@ ApplyReport apply(const Store& store, const std::vector<Step>& steps) {
   return report;
 }
 
-Result<UndoReport> undo(const Store& store, const History& history, const UndoOptions& options) {
+ApplyReport apply(const Store& store, const std::vector<Step>& steps) { return apply(&store, steps); }
+
+Result<UndoReport> undo(const Store* store, const History& history, const UndoOptions& options) {
   UndoReport r;
   r.damaged_records = history.damaged_records;
   auto cands = select_changes(history, options.selection);
@@ -395,6 +402,10 @@ Result<UndoReport> undo(const Store& store, const History& history, const UndoOp
   r.steps = std::move(*steps);
   if (!options.dry_run) r.applied = keep::apply(store, r.steps);
   return r;
+}
+
+Result<UndoReport> undo(const Store& store, const History& history, const UndoOptions& options) {
+  return undo(&store, history, options);
 }
 
 Result<UndoReport> undo(const Store& store, std::string_view session, const UndoOptions& options) {

@@ -22,6 +22,10 @@ namespace cb::keep {
 // known yet when the sizes agree, and plans.  Changes nothing.
 Result<std::vector<Step>> prepare(const Store& store, const std::vector<Candidate>& candidates,
                                   const PlanOptions& options);
+// The same without a store (none beside the database): what needs no kept
+// content (moves back, removals, metadata) can still be done.
+Result<std::vector<Step>> prepare(const Store* store, const std::vector<Candidate>& candidates,
+                                  const PlanOptions& options);
 
 struct Outcome {
   std::string path;
@@ -41,6 +45,7 @@ struct ApplyReport {
 // that it is still in the state the plan saw: one changed meanwhile fails
 // as a conflict.  Holds the store's lock shared, so that gc waits.
 ApplyReport apply(const Store& store, const std::vector<Step>& steps);
+ApplyReport apply(const Store* store, const std::vector<Step>& steps);
 
 struct UndoOptions {
   Selection selection;
@@ -57,6 +62,7 @@ struct UndoReport {
 // `cottonbox undo`: a session's history (history.h), the selection, the
 // plan, and (unless a dry run) its application.
 Result<UndoReport> undo(const Store& store, const History& history, const UndoOptions& options);
+Result<UndoReport> undo(const Store* store, const History& history, const UndoOptions& options);
 // The same from the session's journal alone (no audit trail: no renames to
 // move back, no creates the keeper did not note).
 Result<UndoReport> undo(const Store& store, std::string_view session, const UndoOptions& options);
