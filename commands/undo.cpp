@@ -26,50 +26,10 @@ constexpr int kRefused = 1;
 
 int fail(const std::string& message) { return db::report_error(Error{0, message}); }
 
-std::string_view op_word(Op o) {
-  switch (o) {
-    case Op::Create: return "created";
-    case Op::Unlink:
-    case Op::Rmdir: return "deleted";
-    case Op::RenameOver:
-    case Op::LinkOver: return "replaced";
-    case Op::Truncate:
-    case Op::OpenTrunc: return "truncated";
-    case Op::WriteOpen:
-    case Op::Fallocate: return "written";
-    case Op::Chmod: return "mode";
-    case Op::Chown: return "owner";
-    case Op::Utimes: return "times";
-    case Op::Xattr: return "xattrs";
-    case Op::Entries: return "entries";
-  }
-  return "?";
-}
-
-std::vector<std::string> change_words(const ChangeLine& l) {
-  if (l.undo == Undo::MoveBack) return {"renamed"};
-  std::vector<std::string> words;
-  for (Op o : l.ops) {
-    std::string w(op_word(o));
-    if (std::find(words.begin(), words.end(), w) == words.end()) words.push_back(w);
-  }
-  return words;
-}
-
 std::string join(const std::vector<std::string>& v, std::string_view sep) {
   std::string out;
   for (const std::string& s : v) out += (out.empty() ? "" : std::string(sep)) + s;
   return out;
-}
-
-std::string_view undo_words(Undo u) {
-  switch (u) {
-    case Undo::Restore: return "kept";
-    case Undo::MoveBack: return "moves back";
-    case Undo::Created: return "created";
-    case Undo::Cannot: return "not kept";
-  }
-  return "?";
 }
 
 std::string command_title(const keep::RecordedSession& s, uint64_t command) {
@@ -144,7 +104,7 @@ int run_changes(const std::string& db_path, int64_t session, std::optional<uint6
       db::put_bytes_array(j, "argv", keep::command_argv(*s, l.command));
       db::put_bytes(j, "path", l.path);
       if (!l.target.empty()) db::put_bytes(j, "target", l.target);
-      j["changes"] = change_words(l);
+      j["changes"] = keep::change_words(l);
       auto ops = nlohmann::json::array();
       for (Op o : l.ops) ops.push_back(std::string(keep::op_name(o)));
       j["ops"] = ops;
@@ -162,8 +122,8 @@ int run_changes(const std::string& db_path, int64_t session, std::optional<uint6
   if (lines.empty()) out << "no changes to files recorded\n";
   size_t wc = 0, wu = 0;
   for (const ChangeLine& l : lines) {
-    wc = std::max(wc, join(change_words(l), ", ").size());
-    wu = std::max(wu, undo_words(l.undo).size());
+    wc = std::max(wc, join(keep::change_words(l), ", ").size());
+    wu = std::max(wu, keep::undo_words(l.undo).size());
   }
   std::map<Undo, size_t> counts;
   uint64_t current = ~uint64_t{0};
@@ -173,8 +133,8 @@ int run_changes(const std::string& db_path, int64_t session, std::optional<uint6
       out << command_title(*s, l.command) << "\n";
     }
     ++counts[l.undo];
-    std::string c = join(change_words(l), ", ");
-    std::string u(undo_words(l.undo));
+    std::string c = join(keep::change_words(l), ", ");
+    std::string u(keep::undo_words(l.undo));
     out << "  " << c << std::string(wc - c.size() + 2, ' ') << u << std::string(wu - u.size() + 2, ' ')
         << db::escape_for_terminal(l.path);
     if (!l.target.empty()) out << " -> " << db::escape_for_terminal(l.target);

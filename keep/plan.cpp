@@ -333,6 +333,46 @@ std::vector<ChangeLine> list_changes(const History& h) {
   return out;
 }
 
+std::string_view op_word(Op o) {
+  switch (o) {
+    case Op::Create: return "created";
+    case Op::Unlink:
+    case Op::Rmdir: return "deleted";
+    case Op::RenameOver:
+    case Op::LinkOver: return "replaced";
+    case Op::Truncate:
+    case Op::OpenTrunc: return "truncated";
+    case Op::WriteOpen:
+    case Op::Fallocate: return "written";
+    case Op::Chmod: return "mode";
+    case Op::Chown: return "owner";
+    case Op::Utimes: return "times";
+    case Op::Xattr: return "xattrs";
+    case Op::Entries: return "entries";
+  }
+  return "?";
+}
+
+std::vector<std::string> change_words(const ChangeLine& l) {
+  if (l.undo == Undo::MoveBack) return {"renamed"};
+  std::vector<std::string> words;
+  for (Op o : l.ops) {
+    std::string w(op_word(o));
+    if (std::find(words.begin(), words.end(), w) == words.end()) words.push_back(w);
+  }
+  return words;
+}
+
+std::string_view undo_words(Undo u) {
+  switch (u) {
+    case Undo::Restore: return "kept";
+    case Undo::MoveBack: return "moves back";
+    case Undo::Created: return "created";
+    case Undo::Cannot: return "not kept";
+  }
+  return "?";
+}
+
 std::vector<ChangeLine> list_changes(const std::vector<Snapshot>& records) {
   History h;
   h.records = records;

@@ -89,6 +89,12 @@ struct ChangeLine {
 // change of their own to the user; so are files a command created and
 // removed again (a temporary file, sed -i's before its rename).
 std::vector<ChangeLine> list_changes(const History& history);
+// A line's changes in words ("truncated", "deleted", "mode", "renamed"...),
+// each once, in order; and its Undo as `changes` says it ("kept", "moves
+// back", "created", "not kept").
+std::string_view op_word(Op o);
+std::vector<std::string> change_words(const ChangeLine& line);
+std::string_view undo_words(Undo u);
 std::vector<ChangeLine> list_changes(const std::vector<Snapshot>& records);
 
 enum class Action { Restore, Remove, MoveBack, Nothing, Conflict, Cannot, SkipCreated };

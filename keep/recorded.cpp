@@ -5,6 +5,7 @@
 
 #include <cerrno>
 
+#include "keep/budget.h"
 #include "keep/fsutil.h"
 #include "policy/glob.h"
 
@@ -90,6 +91,26 @@ std::vector<std::string> command_argv(const RecordedSession& s, uint64_t command
   if (!p) return {};
   if (!p->argv.empty()) return p->argv;
   return {p->comm};
+}
+
+std::optional<Candidate> candidate_for(const RecordedSession& s, uint64_t command, const std::string& path) {
+  Selection sel;
+  sel.commands = {command};
+  sel.matches = [&](std::string_view p) { return p == path; };
+  for (Candidate& c : select_changes(s.history.records, s.history.left, sel))
+    if (c.path == path) return std::move(c);
+  return std::nullopt;
+}
+
+Result<std::string> read_kept(const RecordedSession& s, const Snapshot& previous, uint64_t limit) {
+  if (previous.type != FileType::Regular) return Error{EINVAL, "not a regular file before"};
+  if (previous.kept == Kept::NotKept) return Error{ENOENT, "not kept: " + previous.reason};
+  if (previous.object.empty()) return Error{ENOENT, "its content was not kept (only its metadata)"};
+  if (previous.size > limit) return Error{EFBIG, "larger than " + human_bytes(limit)};
+  if (!s.store) return Error{ENOENT, "no keep store at " + s.store_dir};
+  auto fd = s.store->open_object(previous.object);
+  if (!fd) return fd.error();
+  return read_all(fd->get());
 }
 
 std::string absolute_glob(std::string_view pattern, std::string_view cwd) {

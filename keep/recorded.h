@@ -40,6 +40,15 @@ std::vector<AuditProcess> audit_processes(const std::vector<db::StoredProcess>& 
 // A command's first process as a line for people: its argv, else its comm.
 std::vector<std::string> command_argv(const RecordedSession& s, uint64_t command);
 
+// What `command` changed at `path` as the undo of that command alone would
+// see it: the state to bring back, and what the command left (for a
+// preview); nullopt when the command did not change the path.
+std::optional<Candidate> candidate_for(const RecordedSession& s, uint64_t command, const std::string& path);
+
+// The kept content of `previous` (a regular file's), at most `limit` bytes;
+// an error says why there is none (not kept, not a file, too large).
+Result<std::string> read_kept(const RecordedSession& s, const Snapshot& previous, uint64_t limit);
+
 struct UndoRequest {
   std::optional<uint64_t> command;  // --command N
   std::string path_glob;            // --path, absolute ("" : every path)

@@ -17,12 +17,12 @@
 
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <random>
 #include <sstream>
 
 #include "db/store.h"
 #include "keep/fsutil.h"
 #include "keep/keeper.h"
+#include "tests/keep/recorder.h"
 #include "tests/keep/test_util.h"
 
 namespace cb::keep {
@@ -66,235 +66,6 @@ Ran run(const std::vector<std::string>& args, const std::string& cwd) {
   r.err = se.str();
   return r;
 }
-
-std::string random_uuid() {
-  std::random_device rd;
-  char buf[40];
-  snprintf(buf, sizeof buf, "%08x-%04x-4%03x-a%03x-%08x%04x", rd(), rd() & 0xffff, rd() & 0xfff, rd() & 0xfff, rd(),
-           rd() & 0xffff);
-  return buf;
-}
-
-// A session as the supervisor records it, with its keeper.
-class FakeSupervisor {
- public:
-  FakeSupervisor(const std::string& db_path, const std::string& cwd, std::vector<std::string> argv) : cwd_(cwd) {
-    auto w = db::Writer::open(db_path);
-    EXPECT_TRUE(w) << w.error().message;
-    writer_ = std::move(*w);
-    SessionStart s;
-    s.uuid = random_uuid();
-    s.argv = argv;
-    s.cwd = cwd;
-    s.uid = getuid();
-    s.user = "tester";
-    s.started_ns = now_ns();
-    s.supervisor_pid = getpid();
-    s.boot_id = "";
-    auto id = writer_->begin_session(s);
-    EXPECT_TRUE(id) << id.error().message;
-    id_ = *id;
-    auto k = Keeper::open(Store::dir_beside(db_path), s.uuid, test::test_limits());
-    EXPECT_TRUE(k) << k.error().message;
-    keeper_ = std::move(*k);
-    root_ = process(0, std::move(argv));
-  }
-
-  int64_t id() const { return id_; }
-
-  // A process: `parent` 0 makes the session's root.
-  uint64_t process(uint64_t parent, std::vector<std::string> argv) {
-    uint64_t proc_id = ++procs_;
-    auto info = std::make_shared<ProcessInfo>();
-    info->pid = static_cast<int32_t>(40000 + proc_id);
-    info->proc_id = proc_id;
-    info->comm = argv.empty() ? "?" : argv[0].substr(0, 15);
-    info->argv = argv;
-    info->cwd = cwd_;
-    infos_[proc_id] = info;
-    ProcessRow row;
-    row.proc_id = proc_id;
-    row.parent_proc_id = parent;
-    row.pid = info->pid;
-    row.ppid = parent ? infos_[parent]->pid : 1;
-    row.uid = getuid();
-    row.comm = info->comm;
-    row.argv = std::move(argv);
-    row.cwd = cwd_;
-    row.started_ns = now_ns();
-    writer_->add_process(id_, row);
-    return proc_id;
-  }
-  // A command: a child of the root.
-  uint64_t command(std::vector<std::string> argv) { return process(root_, std::move(argv)); }
-
-  std::string p(const std::string& rel) const { return cwd_ + "/" + rel; }
-
-  // The supervisor's steps for one allowed call: keep, let it happen, record.
-  void unlink(uint64_t proc, const std::string& rel) {
-    struct stat st;
-    ASSERT_EQ(lstat(p(rel).c_str(), &st), 0) << rel;
-    bool dir = S_ISDIR(st.st_mode);
-    uint64_t seq = next();
-    keep_unlink(proc, seq, dir ? Op::Rmdir : Op::Unlink, rel);
-    ASSERT_EQ(dir ? ::rmdir(p(rel).c_str()) : ::unlink(p(rel).c_str()), 0) << rel;
-    record(proc, seq, cb::Action::FileDelete, rel, "", dir, "unlinkat");
-  }
-  void rm_rf(uint64_t proc, const std::string& rel) {
-    struct stat st;
-    ASSERT_EQ(lstat(p(rel).c_str(), &st), 0) << rel;
-    if (S_ISDIR(st.st_mode)) {
-      auto names = list(rel);
-      for (const std::string& n : names) rm_rf(proc, rel + "/" + n);
-    }
-    unlink(proc, rel);
-  }
-  void create(uint64_t proc, const std::string& rel, std::string_view data, mode_t mode = 0644) {
-    uint64_t seq = next();
-    auto parent = open_parent(p(rel));
-    ASSERT_TRUE(parent);
-    keeper_->note_created(parent->fd.get(), ctx(proc, seq, Op::Create, rel));
-    write_file(p(rel), data, mode);
-    record(proc, seq, cb::Action::FileCreate, rel, "", false, "openat");
-  }
-  void mkdir(uint64_t proc, const std::string& rel) {
-    uint64_t seq = next();
-    auto parent = open_parent(p(rel));
-    ASSERT_TRUE(parent);
-    keeper_->note_created(parent->fd.get(), ctx(proc, seq, Op::Create, rel));
-    ASSERT_EQ(::mkdir(p(rel).c_str(), 0755), 0);
-    record(proc, seq, cb::Action::FileCreate, rel, "", true, "mkdirat");
-  }
-  // open(O_TRUNC) and write: a Python script rewriting a file, `> file`, cp over.
-  void overwrite(uint64_t proc, const std::string& rel, std::string_view data) {
-    uint64_t seq = next();
-    auto parent = open_parent(p(rel));
-    ASSERT_TRUE(parent);
-    Snapshot s =
-        keeper_->keep_before_overwrite(parent->fd.get(), parent->leaf.c_str(), ctx(proc, seq, Op::OpenTrunc, rel));
-    ASSERT_NE(s.kept, Kept::NotKept) << s.reason;
-    UniqueFd fd(open(p(rel).c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC));
-    ASSERT_TRUE(fd);
-    ASSERT_EQ(write(fd.get(), data.data(), data.size()), static_cast<ssize_t>(data.size()));
-    record(proc, seq, cb::Action::FileTruncate, rel, "", false, "openat");
-  }
-  void truncate0(uint64_t proc, const std::string& rel) {
-    uint64_t seq = next();
-    auto parent = open_parent(p(rel));
-    ASSERT_TRUE(parent);
-    Snapshot s =
-        keeper_->keep_before_overwrite(parent->fd.get(), parent->leaf.c_str(), ctx(proc, seq, Op::Truncate, rel));
-    ASSERT_NE(s.kept, Kept::NotKept) << s.reason;
-    ASSERT_EQ(::truncate(p(rel).c_str(), 0), 0);
-    record(proc, seq, cb::Action::FileTruncate, rel, "", false, "truncate");
-  }
-  void rename(uint64_t proc, const std::string& from, const std::string& to) {
-    uint64_t seq = next();
-    auto src = open_parent(p(from));
-    auto dst = open_parent(p(to));
-    ASSERT_TRUE(src && dst);
-    keeper_->keep_before_entries_change(src->fd.get(), ctx(proc, seq, Op::Entries, from));
-    struct stat st;
-    if (lstat(p(to).c_str(), &st) == 0) {
-      Snapshot s = keeper_->keep_before_unlink(dst->fd.get(), dst->leaf.c_str(), ctx(proc, seq, Op::RenameOver, to));
-      ASSERT_NE(s.kept, Kept::NotKept) << s.reason;
-    } else {
-      keeper_->note_created(dst->fd.get(), ctx(proc, seq, Op::Create, to));
-    }
-    bool dir = lstat(p(from).c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-    ASSERT_EQ(::rename(p(from).c_str(), p(to).c_str()), 0);
-    record(proc, seq, cb::Action::FileRename, from, to, dir, "renameat2");
-  }
-  // sed -i: a temporary file beside it, renamed over it.
-  void sed_i(uint64_t proc, const std::string& rel, const std::string& from, const std::string& to) {
-    std::string text = test::read_file(p(rel));
-    for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
-      text.replace(at, from.size(), to);
-    std::string dir = rel.find('/') == std::string::npos ? "" : rel.substr(0, rel.rfind('/') + 1);
-    std::string tmp = dir + "sed" + std::to_string(seq_ + 1);
-    struct stat st;
-    ASSERT_EQ(stat(p(rel).c_str(), &st), 0);
-    create(proc, tmp, text, st.st_mode & 07777);
-    rename(proc, tmp, rel);
-  }
-  void chmod(uint64_t proc, const std::string& rel, mode_t mode) {
-    uint64_t seq = next();
-    auto parent = open_parent(p(rel));
-    ASSERT_TRUE(parent);
-    Snapshot s = keeper_->keep_metadata(parent->fd.get(), parent->leaf.c_str(), ctx(proc, seq, Op::Chmod, rel));
-    ASSERT_NE(s.kept, Kept::NotKept) << s.reason;
-    ASSERT_EQ(::chmod(p(rel).c_str(), mode), 0);
-    record(proc, seq, cb::Action::FileAttr, rel, "", false, "fchmodat");
-  }
-  // A change the keeper was not asked to keep (outside the kept directories).
-  void unkept_delete(uint64_t proc, const std::string& abs) {
-    uint64_t seq = next();
-    ASSERT_EQ(::unlink(abs.c_str()), 0);
-    EventRow r = row(proc, seq, cb::Action::FileDelete, abs, "", false, "unlinkat");
-    writer_->add_event(id_, std::move(r));
-  }
-
-  void end() {
-    auto f = keeper_->finish();
-    ASSERT_TRUE(f) << f.error().message;
-    keeper_.reset();
-    auto e = writer_->end_session(id_, SessionEnd{now_ns(), 0, 0, SessionState::Ended});
-    ASSERT_TRUE(e) << e.error().message;
-    writer_.reset();
-  }
-
- private:
-  uint64_t next() { return ++seq_; }
-  Context ctx(uint64_t proc, uint64_t seq, Op op, const std::string& rel) {
-    Context c;
-    c.op = op;
-    c.path = p(rel);
-    c.proc = proc;
-    c.event = seq;
-    c.ts_ns = now_ns();
-    return c;
-  }
-  void keep_unlink(uint64_t proc, uint64_t seq, Op op, const std::string& rel) {
-    auto parent = open_parent(p(rel));
-    ASSERT_TRUE(parent);
-    Snapshot s = keeper_->keep_before_unlink(parent->fd.get(), parent->leaf.c_str(), ctx(proc, seq, op, rel));
-    ASSERT_NE(s.kept, Kept::NotKept) << rel << ": " << s.reason;
-  }
-  EventRow row(uint64_t proc, uint64_t seq, cb::Action a, const std::string& path, const std::string& target, bool dir,
-               const char* syscall) {
-    EventRow r;
-    r.seq = seq;
-    r.ev.ts_ns = now_ns();
-    r.ev.pid = infos_[proc]->pid;
-    r.ev.tid = r.ev.pid;
-    r.ev.action = a;
-    r.ev.syscall = syscall;
-    r.ev.path = path;
-    r.ev.target = target;
-    r.ev.is_dir = dir;
-    r.ev.proc = infos_[proc];
-    r.layer = Layer::Notify;
-    r.result_errno = 0;
-    return r;
-  }
-  void record(uint64_t proc, uint64_t seq, cb::Action a, const std::string& rel, const std::string& to, bool dir,
-              const char* syscall) {
-    writer_->add_event(id_, row(proc, seq, a, p(rel), to.empty() ? "" : p(to), dir, syscall));
-  }
-  std::vector<std::string> list(const std::string& rel) {
-    UniqueFd d(open(p(rel).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-    auto names = list_dir(d.get());
-    EXPECT_TRUE(names);
-    return names ? *names : std::vector<std::string>{};
-  }
-
-  std::string cwd_;
-  std::unique_ptr<db::Writer> writer_;
-  std::unique_ptr<Keeper> keeper_;
-  int64_t id_ = 0;
-  uint64_t root_ = 0, procs_ = 0, seq_ = 0;
-  std::map<uint64_t, std::shared_ptr<ProcessInfo>> infos_;
-};
 
 class UndoCli : public ::testing::Test {
  protected:
@@ -350,7 +121,7 @@ class UndoCli : public ::testing::Test {
   // a script rewriting data.csv; truncate -s0 notes.txt; chmod -R on the
   // docs; a new file; and a delete outside the kept directories.
   int64_t agent_session(std::map<std::string, uint64_t>* commands = nullptr) {
-    FakeSupervisor sup(db_, work_, {"agent", "--yolo"});
+    test::SessionRecorder sup(db_, work_, {"agent", "--yolo"}, test::test_limits());
     uint64_t rm = sup.command({"rm", "-rf", "src"});
     sup.rm_rf(rm, "src");
     uint64_t sed =
@@ -365,10 +136,11 @@ class UndoCli : public ::testing::Test {
     sup.truncate0(tr, "notes.txt");
     uint64_t ch = sup.command({"chmod", "-R", "go-r", "."});
     for (int i = 0; i < 5; ++i) sup.chmod(ch, "doc" + std::to_string(i) + ".md", 0600);
-    uint64_t agent = 1;  // the agent writes a file itself
+    uint64_t agent = sup.root();  // the agent writes a file itself
     sup.create(agent, "NEW.md", "written by the agent\n");
     sup.unkept_delete(agent, outside_);
     sup.end();
+    EXPECT_EQ(sup.error(), "");
     if (commands) *commands = {{"rm", rm}, {"sed", sed}, {"mv", mv}, {"py", py}, {"truncate", tr}, {"chmod", ch}};
     return sup.id();
   }
@@ -571,7 +343,7 @@ TEST_F(UndoCli, ARunningSessionIsNotUndone) {
     auto w = db::Writer::open(db_);
     ASSERT_TRUE(w);
     SessionStart st;
-    st.uuid = random_uuid();
+    st.uuid = test::random_uuid();
     st.started_ns = now_ns();
     st.supervisor_pid = live;
     st.boot_id = test::read_file("/proc/sys/kernel/random/boot_id");
