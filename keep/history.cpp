@@ -83,7 +83,7 @@ History build_history(const Parsed& journal, const std::vector<AuditEvent>& even
     if (commands.knows(r.proc)) r.command = commands.command_of(r.proc);
     recs.push_back(std::move(r));
   }
-  const size_t journaled = recs.size();
+  size_t journaled = recs.size();
 
   // What the journal covers: the records of each event and path, and per
   // path the records in the journal's order.
@@ -183,6 +183,23 @@ History build_history(const Parsed& journal, const std::vector<AuditEvent>& even
       }
     }
     h.renames.push_back(std::move(r));
+  }
+
+  // A name a move back frees needs no record of its own: the keeper's note
+  // that the rename created it says what the move back undoes.
+  std::set<std::pair<uint64_t, std::string>> moved_to;
+  for (const Rename& r : h.renames)
+    if (r.move_back && !r.exchange) moved_to.emplace(r.event, r.to);
+  if (!moved_to.empty()) {
+    std::vector<Snapshot> kept_recs;
+    size_t n = 0;
+    for (size_t i = 0; i < recs.size(); ++i) {
+      if (i < journaled && recs[i].op == Op::Create && moved_to.count({recs[i].event, recs[i].path})) continue;
+      if (i < journaled) ++n;
+      kept_recs.push_back(std::move(recs[i]));
+    }
+    recs = std::move(kept_recs);
+    journaled = n;
   }
 
   // The session's order: by event where every record has one (the
