@@ -1,16 +1,21 @@
 // cottonbox: run a command under supervision, and read the audit trail.
 #include <unistd.h>
 
+#include <signal.h>
+
 #include <CLI/CLI.hpp>
 #include <cstring>
 #include <iostream>
 
+#include "audit/commands.h"
 #include "commands/check.h"
 #include "commands/doctor.h"
 #include "commands/undo.h"
+#include "db/follow.h"
 #include "db/report.h"
 #include "db/store.h"
 #include "launch/launch.h"
+#include "mcp/server.h"
 #include "plan/plan.h"
 #include "session/session.h"
 
@@ -31,6 +36,21 @@ std::map<std::string, std::string> parse_vars(const std::vector<std::string>& in
   }
   return out;
 }
+
+std::vector<std::string> split_commas(const std::string& s) {
+  std::vector<std::string> out;
+  size_t pos = 0;
+  while (pos <= s.size() && !s.empty()) {
+    size_t comma = s.find(',', pos);
+    out.push_back(s.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos));
+    if (comma == std::string::npos) break;
+    pos = comma + 1;
+  }
+  return out;
+}
+
+std::atomic<bool> g_stop{false};
+void on_stop_signal(int) { g_stop = true; }
 
 }  // namespace
 
@@ -60,8 +80,16 @@ int main(int argc, char** argv) {
   auto* run = app.add_subcommand("run", "Run COMMAND under supervision: cottonbox run [OPTIONS] -- COMMAND [ARG...]");
   run->add_option("--policy", ro.policies, "Policy file (repeatable; later files' rules follow earlier ones)");
   run->add_option("--db", ro.db, "Audit database (default $XDG_DATA_HOME/cottonbox/audit.db)");
-  run->add_option("--ask", ask, "Who answers 'ask' rules: gui|tty|deny|allow (default: gui, else tty, else deny)")
-      ->check(CLI::IsMember({"auto", "gui", "tty", "deny", "allow"}));
+  run->add_option("--ask", ask,
+                  "Who answers 'ask' rules: gui|tty|deny|allow|exec:PROGRAM (default: gui, else tty, else deny)")
+      ->check(CLI::Validator(
+          [](std::string& v) -> std::string {
+            for (const char* m : {"auto", "gui", "tty", "deny", "allow"})
+              if (v == m) return "";
+            if (v.starts_with("exec:") && v.size() > 5) return "";
+            return "--ask must be gui, tty, deny, allow or exec:PROGRAM, not '" + v + "'";
+          },
+          "MODE"));
   run->add_option("--ask-timeout", ask_timeout, "Seconds to wait for an answer; none means deny")
       ->check(CLI::PositiveNumber);
   run->add_flag("--observe", ro.observe, "Record what would be decided; block nothing");
@@ -102,6 +130,53 @@ int main(int argc, char** argv) {
   events->add_option("--decision", q_decision, "allow|deny|ask|log")
       ->check(CLI::IsMember({"allow", "deny", "ask", "log"}));
   events->add_option("--path", q_path, "Only paths matching this glob");
+  bool follow = false;
+  int64_t after = 0;
+  events->add_flag("--follow", follow, "Keep printing events as sessions commit them (resume with --after)");
+  events->add_option("--after", after, "Only events with a larger id (the last id a follower saw)");
+
+  // ---- why / replay / suggest
+  std::vector<std::string> why_args, why_policies, why_vars;
+  cb::audit::WhyQuery wq;
+  std::string why_ancestors, why_argv;
+  bool why_json = false;
+  int64_t why_deletes = -1, why_uid = -1;
+  auto* why = app.add_subcommand(
+      "why",
+      "Explain a decision: cottonbox why EVENT_ID, or cottonbox why [--policy P...] ACTION PATH [--process NAME]");
+  why->add_option("args", why_args, "EVENT_ID, or ACTION PATH");
+  why->add_option("--db", db, "Audit database");
+  why->add_option("--policy", why_policies, "Judge against these policy files (default: the default policy)")
+      ->allow_extra_args(false);
+  why->add_option("--var", why_vars, "NAME=VALUE for ${NAME}")->allow_extra_args(false);
+  why->add_option("--process", wq.process, "The process's name (comm)");
+  why->add_option("--exe", wq.exe, "The process's executable");
+  why->add_option("--ancestors", why_ancestors, "Its parents' names, nearest first: a,b,c");
+  why->add_option("--argv", why_argv, "Its command line, comma-separated");
+  why->add_option("--target", wq.target, "The second path (a rename's destination)");
+  why->add_option("--deletes", why_deletes, "proc.deletes: files the process deleted, this one included");
+  why->add_option("--uid", why_uid, "The process's uid");
+  why->add_flag("--dir", wq.is_dir, "The path is a directory");
+  why->add_flag("--json", why_json, "JSON output");
+
+  std::vector<int64_t> replay_sessions;
+  std::vector<std::string> replay_policies, replay_vars;
+  bool replay_json = false;
+  auto* replay = app.add_subcommand("replay", "Judge recorded sessions against another policy and show what changes");
+  replay->add_option("--session", replay_sessions, "Session id (repeatable)")->allow_extra_args(false)->required();
+  replay->add_option("--policy", replay_policies, "The policy to judge against (repeatable)")
+      ->allow_extra_args(false)
+      ->required();
+  replay->add_option("--var", replay_vars, "NAME=VALUE for ${NAME}")->allow_extra_args(false);
+  replay->add_option("--db", db, "Audit database");
+  replay->add_flag("--json", replay_json, "JSON output");
+
+  int64_t suggest_session = 0;
+  bool suggest_json = false;
+  auto* suggest = app.add_subcommand("suggest", "Print a policy learned from a session (YAML)");
+  suggest->add_option("--session", suggest_session, "Session id")->required();
+  suggest->add_option("--db", db, "Audit database");
+  suggest->add_flag("--json", suggest_json, "JSON output");
 
   int64_t tree_session = 0;
   auto* tree = app.add_subcommand("tree", "Show a session's process tree");
@@ -136,6 +211,10 @@ int main(int argc, char** argv) {
   gc->add_option("--max-age", gc_age, "Remove sessions older than DAYS (default 30; 0: no limit)");
   gc->add_option("--max-size", gc_size, "Then the oldest while the store holds more (default 10G; 0: no limit)");
   gc->add_option("--db", db, "Audit database (the store is beside it)");
+  // ---- mcp
+  auto* mcp = app.add_subcommand(
+      "mcp", "A Model Context Protocol server on stdin/stdout: read-only tools over the audit database");
+  mcp->add_option("--db", db, "Audit database");
 
   // ---- doctor
   bool doctor_json = false;
@@ -159,11 +238,13 @@ int main(int argc, char** argv) {
     ro.vars = parse_vars(vars, &ok);
     if (!ok) return kOwnError;
     ro.command = command;
-    ro.ask = ask == "gui"     ? cb::AskMode::Gui
-             : ask == "tty"   ? cb::AskMode::Tty
-             : ask == "deny"  ? cb::AskMode::Deny
-             : ask == "allow" ? cb::AskMode::Allow
-                              : cb::AskMode::Auto;
+    ro.ask = ask == "gui"               ? cb::AskMode::Gui
+             : ask == "tty"             ? cb::AskMode::Tty
+             : ask == "deny"            ? cb::AskMode::Deny
+             : ask == "allow"           ? cb::AskMode::Allow
+             : ask.starts_with("exec:") ? cb::AskMode::Exec
+                                        : cb::AskMode::Auto;
+    if (ro.ask == cb::AskMode::Exec) ro.ask_program = ask.substr(5);
     ro.ask_timeout = std::chrono::milliseconds(static_cast<int64_t>(ask_timeout * 1000));
     try {
       return cb::run_session(ro);
@@ -181,6 +262,64 @@ int main(int argc, char** argv) {
     auto v = parse_vars(check_vars, &ok);
     if (!ok) return kOwnError;
     return cb::run_check(check_policies, v, db.empty() ? cb::db::default_db_path() : db, check_json, std::cout);
+  }
+  if (*mcp) {
+    signal(SIGPIPE, SIG_IGN);
+    return cb::mcp::run_mcp(db.empty() ? cb::db::default_db_path() : db, std::cin, std::cout);
+  }
+  if (*why) {
+    std::string db_path = db.empty() ? cb::db::default_db_path() : db;
+    if (why_args.size() == 1) {
+      char* end = nullptr;
+      long long id = strtoll(why_args[0].c_str(), &end, 10);
+      if (!end || *end || id <= 0) {
+        std::cerr << "cottonbox why: '" << why_args[0] << "' is no event id (or give ACTION PATH)\n";
+        return kOwnError;
+      }
+      return cb::audit::run_why_event(db_path, id, why_json, std::cout);
+    }
+    if (why_args.size() != 2) {
+      std::cerr << "cottonbox why: give EVENT_ID, or ACTION PATH\n";
+      return kOwnError;
+    }
+    bool ok = true;
+    auto v = parse_vars(why_vars, &ok);
+    if (!ok) return kOwnError;
+    wq.action = why_args[0];
+    wq.path = why_args[1];
+    wq.ancestors = split_commas(why_ancestors);
+    wq.argv = split_commas(why_argv);
+    if (why_deletes >= 0) wq.deletes = static_cast<uint32_t>(why_deletes);
+    if (why_uid >= 0) wq.uid = static_cast<uint32_t>(why_uid);
+    auto files = why_policies.empty() ? cb::default_policy_files() : why_policies;
+    return cb::audit::run_why_query(files, v, db_path, wq, why_json, std::cout);
+  }
+  if (*replay) {
+    bool ok = true;
+    auto v = parse_vars(replay_vars, &ok);
+    if (!ok) return kOwnError;
+    return cb::audit::run_replay(db.empty() ? cb::db::default_db_path() : db, replay_sessions, replay_policies, v,
+                                 replay_json, std::cout);
+  }
+  if (*suggest)
+    return cb::audit::run_suggest(db.empty() ? cb::db::default_db_path() : db, suggest_session, suggest_json,
+                                  std::cout);
+  if (*events && follow) {
+    if (q_session) q.session = q_session;
+    if (!q_action.empty()) q.action = q_action;
+    if (!q_decision.empty()) q.decision = q_decision;
+    if (!q_path.empty()) q.path_glob = q_path;
+    q.after_id = after;
+    struct sigaction sa {};
+    sa.sa_handler = on_stop_signal;
+    sigaction(SIGINT, &sa, nullptr);
+    sigaction(SIGTERM, &sa, nullptr);
+    signal(SIGPIPE, SIG_IGN);
+    cb::db::FollowOptions fo;
+    fo.query = q;
+    fo.json = json;
+    fo.stop = &g_stop;
+    return cb::db::follow_events(db.empty() ? cb::db::default_db_path() : db, fo, std::cout);
   }
   if (*doctor) return cb::run_doctor(doctor_json, std::cout);
   std::string db_path = db.empty() ? cb::db::default_db_path() : db;
@@ -200,6 +339,7 @@ int main(int argc, char** argv) {
     if (!q_action.empty()) q.action = q_action;
     if (!q_decision.empty()) q.decision = q_decision;
     if (!q_path.empty()) q.path_glob = q_path;
+    q.after_id = after;
     return cb::db::print_events(**reader, q, json, std::cout);
   }
   if (*tree) return cb::db::print_tree(**reader, tree_session, json, std::cout);

@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "record/record.h"
 
 namespace cb {
@@ -36,6 +38,10 @@ struct AskRequest {
   uint32_t count = 1;            // requests folded into this one ("delete 240 files under build/")
   int64_t asked_ns = 0;
   int64_t deadline_ns = 0;
+  // Why a rule asks: audit/explain_json.h's explanation, as JSON and as
+  // text lines (what `cottonbox why` says).
+  nlohmann::json why;
+  std::string why_text;
 };
 
 class AskBackend {

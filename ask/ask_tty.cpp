@@ -183,6 +183,17 @@ void TtyAsker::prompt(AskRequest req) {
   s += "  rule     " + (req.row.verdict.rule_id.empty() ? std::string("(policy default)") : req.row.verdict.rule_id);
   if (!req.row.verdict.message.empty()) s += ": " + printable(req.row.verdict.message);
   s += "\n";
+  // Why: the rule's tests and their values, as `cottonbox why` shows them.
+  if (!req.why_text.empty()) {
+    size_t pos = 0;
+    for (int n = 0; pos < req.why_text.size() && n < 12; ++n) {
+      size_t nl = req.why_text.find('\n', pos);
+      std::string line = req.why_text.substr(pos, nl == std::string::npos ? std::string::npos : nl - pos);
+      pos = nl == std::string::npos ? req.why_text.size() : nl + 1;
+      if (line.starts_with("passed over")) break;
+      s += "  why      " + printable(line) + "\n";
+    }
+  }
   for (size_t i = 0; i < req.chain.size(); ++i) {
     s += i == 0 ? "  process  " : "           " + std::string(2 * (i - 1), ' ') + "└ ";
     s += argv_text(req.chain[i].argv.empty() ? std::vector<std::string>{req.chain[i].comm} : req.chain[i].argv) +

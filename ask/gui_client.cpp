@@ -345,6 +345,7 @@ void GuiClient::ask(const AskRequest& req) {
   if (m.summary.empty()) m.summary = req.summary;
   m.asked_ns = req.asked_ns;
   m.deadline_ns = req.deadline_ns;
+  m.why = req.why;
   {
     std::lock_guard<std::mutex> g(impl_->mu);
     impl_->asks[req.ask_id] = {req.deadline_ns, req.row.ev};

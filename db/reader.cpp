@@ -164,6 +164,7 @@ struct Reader::Impl {
   std::string path;
   sql::Database db;
   std::string boot;
+  int version = kSchemaVersion;
 };
 
 Reader::Reader(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -184,7 +185,9 @@ Result<std::unique_ptr<Reader>> Reader::open(const std::string& path) {
   // files; a reader must leave the files as it found them.
   sqlite3_db_config(db->get(), SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, nullptr);
   if (auto r = detail::ensure_schema(*db, path, /*create=*/false); !r) return r.error();
-  auto impl = std::make_unique<Impl>(Impl{path, std::move(*db), detail::current_boot_id()});
+  auto version = db->query_int("PRAGMA user_version");
+  if (!version) return version.error();
+  auto impl = std::make_unique<Impl>(Impl{path, std::move(*db), detail::current_boot_id(), static_cast<int>(*version)});
   return std::unique_ptr<Reader>(new Reader(std::move(impl)));
 }
 
@@ -315,12 +318,15 @@ Result<std::vector<StoredEvent>> Reader::events(const EventQuery& q) {
       " p.proc_id IS NOT NULL, p.pid, p.ppid, p.uid, p.comm, p.exe, p.argv, p.cwd,"
       // kApprovalColumn:
       " a.event_seq IS NOT NULL, a.asked_ns, a.answered_ns, a.answered_by, a.answer,"
-      " a.rule_written"
+      " a.rule_written, " +
+      std::string(impl_->version >= 3 ? "e.proc_deletes, e.facets, i.id, i.proc_id, i.pid, i.ppid,"
+                                        " i.uid, i.comm, i.exe, i.argv, i.cwd, i.ancestors"
+                                      : "NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL") +
       " FROM events e"
       " LEFT JOIN processes p ON p.session = e.session AND p.proc_id = e.proc_id"
-      " LEFT JOIN approvals a ON a.session = e.session AND a.event_seq = e.seq"
-      " WHERE " +
-      where + " ORDER BY e.id";
+      " LEFT JOIN approvals a ON a.session = e.session AND a.event_seq = e.seq" +
+      std::string(impl_->version >= 3 ? " LEFT JOIN images i ON i.id = e.image" : "") + " WHERE " + where +
+      " ORDER BY e.id";
   // With a glob the limit counts matches, which only C++ can tell.
   if (q.limit > 0 && !glob) sql += " LIMIT " + param({Param::Int, q.limit, {}});
 
@@ -336,9 +342,11 @@ Result<std::vector<StoredEvent>> Reader::events(const EventQuery& q) {
 
   // The process columns are read only for a process not seen yet.
   constexpr int kApprovalColumn = 34;
+  constexpr int kRecordedColumn = 40;  // proc_deletes, facets, then the image
   std::vector<StoredEvent> out;
   // Events of one process share its ProcessInfo, as they do in the supervisor.
   std::map<std::pair<int64_t, uint64_t>, std::shared_ptr<const ProcessInfo>> procs;
+  std::map<int64_t, std::shared_ptr<const ProcessInfo>> images;  // by images.id
   while (s->step()) {
     Cursor c(*s);
     StoredEvent x;
@@ -396,9 +404,43 @@ Result<std::vector<StoredEvent>> Reader::events(const EventQuery& q) {
 
     if (glob && !glob->match(ev.path) && (ev.target.empty() || !glob->match(ev.target))) continue;
 
+    c.seek(kRecordedColumn);
+    if (!c.null()) {
+      x.deletes_recorded = true;
+      ev.proc_deletes = static_cast<uint32_t>(c.i64());
+    } else {
+      c.skip();
+    }
+    if (!c.null()) {
+      x.facets_recorded = true;
+      r.facets = detail::decode_facets(c.bytes());
+    } else {
+      // A row of schema 3 without facets had none; an older row may have.
+      x.facets_recorded = x.deletes_recorded;
+      c.skip();
+    }
+    std::optional<int64_t> image = c.opt_i64();
+    c.seek(26);
     bool have_proc = c.flag();
     auto key = std::make_pair(x.session, proc_id);
-    if (auto it = procs.find(key); it != procs.end() && proc_id != 0) {
+    if (image) x.image_recorded = true;
+    if (auto it = image ? images.find(*image) : images.end(); it != images.end()) {
+      ev.proc = it->second;
+    } else if (image) {
+      c.seek(kRecordedColumn + 3);
+      auto info = std::make_shared<ProcessInfo>();
+      info->proc_id = c.u64();
+      info->pid = c.i32();
+      info->ppid = c.i32();
+      info->uid = static_cast<uint32_t>(c.i64());
+      info->comm = c.bytes();
+      info->exe = c.bytes();
+      info->argv = split_nul(c.bytes());
+      info->cwd = c.bytes();
+      info->ancestors = split_nul(c.bytes());
+      ev.proc = info;
+      images.emplace(*image, std::move(info));
+    } else if (auto it = procs.find(key); it != procs.end() && proc_id != 0) {
       ev.proc = it->second;
     } else if (have_proc || proc_id != 0 || !comm.empty()) {
       auto info = std::make_shared<ProcessInfo>();
@@ -521,5 +563,38 @@ Result<std::vector<UndoRun>> Reader::undos(int64_t session) {
   if (!s->succeeded()) return impl_->db.error("reading undos from " + impl_->path);
   return out;
 }
+
+}  // namespace cb::db
+
+namespace cb::db {
+
+Result<StoredEvent> Reader::event(int64_t id) {
+  EventQuery q;
+  q.after_id = id - 1;
+  q.limit = 1;
+  auto r = events(q);
+  if (!r) return r.error();
+  if (r->empty() || r->front().id != id) return Error{ENOENT, "no event " + std::to_string(id) + " in " + impl_->path};
+  return std::move(r->front());
+}
+
+Result<std::optional<PolicySnapshot>> Reader::policy(int64_t session) {
+  if (impl_->version < 3) return std::optional<PolicySnapshot>{};
+  auto s = impl_->db.prepare(
+      "SELECT p.snapshot FROM sessions s JOIN policies p ON p.hash = s.policy_snapshot WHERE s.id = ?1");
+  if (!s) return s.error();
+  s->bind_int64(1, session);
+  if (s->step()) return detail::decode_policy_snapshot(s->column_bytes(0));
+  if (!s->succeeded()) return impl_->db.error("reading the policy of session " + std::to_string(session));
+  return std::optional<PolicySnapshot>{};
+}
+
+Result<int64_t> Reader::last_event_id() {
+  auto v = impl_->db.query_int("SELECT coalesce(max(id), 0) FROM events");
+  if (!v) return v.error();
+  return *v;
+}
+
+int Reader::schema_version() const { return impl_->version; }
 
 }  // namespace cb::db

@@ -3,18 +3,77 @@
 #include <unistd.h>
 
 #include <fstream>
-#include <iterator>
 #include <nlohmann/json.hpp>
 
 #include "db/bytes.h"
+#include "db/json.h"
+#include "policy/sha256.h"
 
 namespace cb::db {
+
+namespace {
+
+using nlohmann::json;
+
+// The exact bytes of j[key] as put_bytes() wrote them.
+std::string get_bytes(const json& j, const std::string& key) {
+  if (auto b = j.find(key + "_b64"); b != j.end() && b->is_string())
+    if (auto bytes = base64_decode(b->get<std::string>())) return *bytes;
+  if (auto t = j.find(key); t != j.end() && t->is_string()) return t->get<std::string>();
+  return "";
+}
+
+std::vector<std::string> get_bytes_array(const json& j, const std::string& key) {
+  std::vector<std::string> out;
+  auto b = j.find(key + "_b64");
+  if (b != j.end() && b->is_array()) {
+    for (const auto& e : *b) out.push_back(e.is_string() ? base64_decode(e.get<std::string>()).value_or("") : "");
+    return out;
+  }
+  if (auto t = j.find(key); t != j.end() && t->is_array())
+    for (const auto& e : *t) out.push_back(e.is_string() ? e.get<std::string>() : "");
+  return out;
+}
+
+json snapshot_json(const PolicySnapshot& p) {
+  json files = json::array();
+  for (const auto& [name, text] : p.files) {
+    json f = json::object();
+    put_bytes(f, "name", name);
+    put_bytes(f, "text", text);
+    files.push_back(std::move(f));
+  }
+  json vars = json::array();
+  for (const auto& [k, v] : p.vars) {
+    json e = json::object();
+    put_bytes(e, "name", k);
+    put_bytes(e, "value", v);
+    vars.push_back(std::move(e));
+  }
+  json j = json::object();
+  j["files"] = std::move(files);
+  j["vars"] = std::move(vars);
+  put_bytes_array(j, "protected_files", p.protected_files);
+  put_bytes_array(j, "protected_dirs", p.protected_dirs);
+  return j;
+}
+
+}  // namespace
+
+std::string policy_snapshot_text(const PolicySnapshot& p) {
+  return snapshot_json(p).dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+std::string policy_snapshot_hash(const PolicySnapshot& p) {
+  Sha256 h;
+  h.update(policy_snapshot_text(p));
+  return h.finish_hex();
+}
 
 namespace detail {
 namespace {
 
-// Version 2 (kOldestSchemaVersion; see kMigrations for what came after).
-// Conventions:
+// Version 1.  Conventions:
 // - Paths, argv, exe and cwd are BLOBs: bytes from the supervised processes,
 //   compared and returned exactly.  argv BLOBs are NUL-terminated elements
 //   (as /proc/PID/cmdline); the session's argv and policy_files are JSON
@@ -67,7 +126,8 @@ CREATE TABLE sessions (
   n_asks         INTEGER NOT NULL DEFAULT 0,
   last_event_ns  INTEGER,
   first_event_id INTEGER,
-  last_event_id  INTEGER
+  last_event_id  INTEGER,
+  policy_snapshot TEXT  -- policies.hash (schema 3); NULL: not recorded
 );
 
 CREATE TABLE processes (
@@ -118,7 +178,12 @@ CREATE TABLE events (
   layer      TEXT NOT NULL,
   errno      INTEGER,
   enforced   INTEGER NOT NULL,
-  count      INTEGER NOT NULL
+  count      INTEGER NOT NULL,
+  -- Schema 3 (NULL in rows from before): proc.deletes as judged, the
+  -- process image judged (images.id), the call's other parts (JSON).
+  proc_deletes INTEGER,
+  image      INTEGER,
+  facets     TEXT
 );
 
 -- Paths and targets of events, once per session (mostly): first_id is the
@@ -141,16 +206,45 @@ CREATE TABLE approvals (
 );
 )sql";
 
-// Each step upgrades a database of the version before it; a new file gets
-// kSchemaSql (version 2) and then every step, so that a new file and an
-// upgraded one are the same.  A step adds; it never rewrites rows.
-struct Migration {
-  int to;
-  const char* sql;
-};
+// The tables and columns schema 3 added, for a file created at version 2.
+// New columns go last, so an upgraded file and a new one have one layout.
+constexpr const char* kSchema3Tables = R"sql(
+-- Schema 3.  A process as one event saw it: a row per process image the
+-- writer meets (a fork, an exec, a change of directory makes a new one), so
+-- that a rule on proc.exe, proc.argv, proc.cwd or proc.ancestors can be
+-- judged again exactly.  Events point here by id; no index (the writer only
+-- appends, readers look rows up by id).
+CREATE TABLE images (
+  id        INTEGER PRIMARY KEY,
+  session   INTEGER NOT NULL,
+  proc_id   INTEGER NOT NULL,
+  pid       INTEGER,
+  ppid      INTEGER,
+  uid       INTEGER,
+  comm      TEXT,
+  exe       BLOB,
+  argv      BLOB,
+  cwd       BLOB,
+  ancestors BLOB
+);
 
-// Version 3: what `cottonbox undo` did, a row per file (keep/, commands/undo).
-constexpr const char* kUndosSql = R"sql(
+-- The policies sessions ran with (PolicySnapshot as JSON), once each.
+CREATE TABLE policies (
+  hash     TEXT PRIMARY KEY,
+  snapshot TEXT NOT NULL
+);
+)sql";
+
+constexpr const char* kUpgradeTo3 = R"sql(
+ALTER TABLE sessions ADD COLUMN policy_snapshot TEXT;
+ALTER TABLE events ADD COLUMN proc_deletes INTEGER;
+ALTER TABLE events ADD COLUMN image INTEGER;
+ALTER TABLE events ADD COLUMN facets TEXT;
+)sql";
+
+// Schema 4: what `cottonbox undo` did, a row per file (keep/recorded.h,
+// commands/undo.cpp).  A table only: nothing else changes.
+constexpr const char* kSchema4Tables = R"sql(
 CREATE TABLE undos (
   undo_id   INTEGER NOT NULL,  -- one run of `cottonbox undo`: its rows share it
   session   INTEGER NOT NULL,
@@ -170,11 +264,6 @@ CREATE TABLE undos (
   notes     TEXT NOT NULL DEFAULT '[]'   -- JSON: what is not exact
 );
 )sql";
-
-constexpr Migration kMigrations[] = {
-    {3, kUndosSql},
-};
-static_assert(kMigrations[std::size(kMigrations) - 1].to == kSchemaVersion);
 
 std::string read_first_line(const char* file) {
   std::ifstream in(file);
@@ -196,7 +285,7 @@ Result<Ok> ensure_schema(sql::Database& db, const std::string& path, bool create
       return Error{0, path + " was written by a newer cottonbox (schema version " + std::to_string(v) +
                           "; this build knows version " + std::to_string(kSchemaVersion) +
                           "); upgrade cottonbox or choose another file with --db"};
-    if (v != 0 && v < kOldestSchemaVersion)
+    if (v != 0 && v < kOldestUpgradableSchema)
       return Error{0, path + " has schema version " + std::to_string(v) +
                           ", which this build cannot upgrade; move the file aside (a new one is "
                           "created) or choose another file with --db"};
@@ -204,13 +293,11 @@ Result<Ok> ensure_schema(sql::Database& db, const std::string& path, bool create
   };
   if (auto r = check(*version); !r) return r;
   if (*version == kSchemaVersion) return Ok{};
+  // An older layout: readers read it as it is (what it lacks reads as
+  // NULL); the first writer upgrades it.
+  if (*version != 0 && !create) return Ok{};
 
-  if (!create) {
-    // A reader reads an older file as it is (the tables added since are
-    // absent, and read as empty); the next writer upgrades it.
-    if (*version != 0) return Ok{};
-    return Error{0, path + " is not a cottonbox audit database (no schema version)"};
-  }
+  if (!create) return Error{0, path + " is not a cottonbox audit database (no schema version)"};
 
   // Two supervisors may start at once on a new file: decide under the write lock.
   sql::Transaction tx(db);
@@ -219,24 +306,28 @@ Result<Ok> ensure_schema(sql::Database& db, const std::string& path, bool create
   if (!version) return version.error();
   if (auto r = check(*version); !r) return r;
   if (*version == kSchemaVersion) return Ok{};
-  int64_t v = *version;
-  if (v == 0) {
-    auto tables = db.query_int("SELECT count(*) FROM sqlite_schema");
-    if (!tables) return tables.error();
-    if (*tables != 0)
-      return Error{0, path +
-                          " is an SQLite database of something else; cottonbox will not write "
-                          "into it"};
-    if (auto r = db.exec(kSchemaSql); !r) return r;
-    v = kOldestSchemaVersion;
-  }
-  for (const Migration& m : kMigrations) {
-    if (m.to <= v) continue;
-    if (auto r = db.exec(m.sql); !r)
-      return Error{r.error().err,
-                   "upgrading " + path + " to schema version " + std::to_string(m.to) + ": " + r.error().message};
-  }
   std::string set_version = "PRAGMA user_version = " + std::to_string(kSchemaVersion);
+  if (*version != 0) {
+    // Upgrades: columns and tables added, nothing rewritten (ALTER TABLE
+    // ADD COLUMN only changes the schema), so it is instant at any size.
+    if (*version < 3) {
+      if (auto r = db.exec(kUpgradeTo3); !r) return r;
+      if (auto r = db.exec(kSchema3Tables); !r) return r;
+    }
+    if (*version < 4)
+      if (auto r = db.exec(kSchema4Tables); !r) return r;
+    if (auto r = db.exec(set_version.c_str()); !r) return r;
+    return tx.commit();
+  }
+  auto tables = db.query_int("SELECT count(*) FROM sqlite_schema");
+  if (!tables) return tables.error();
+  if (*tables != 0)
+    return Error{0, path +
+                        " is an SQLite database of something else; cottonbox will not write "
+                        "into it"};
+  if (auto r = db.exec(kSchemaSql); !r) return r;
+  if (auto r = db.exec(kSchema3Tables); !r) return r;
+  if (auto r = db.exec(kSchema4Tables); !r) return r;
   if (auto r = db.exec(set_version.c_str()); !r) return r;
   return tx.commit();
 }
@@ -292,6 +383,55 @@ std::vector<std::string> decode_string_array(std::string_view text) {
     }
   }
   return v;
+}
+
+std::string encode_facets(const std::vector<FacetRow>& facets) {
+  if (facets.empty()) return "";
+  json a = json::array();
+  for (const auto& f : facets) {
+    json j = json::object();
+    j["action"] = action_name(f.action);
+    put_bytes(j, "path", f.path);
+    if (!f.target.empty()) put_bytes(j, "target", f.target);
+    if (!f.aliases.empty()) put_bytes_array(j, "aliases", f.aliases);
+    if (f.is_dir) j["is_dir"] = true;
+    if (f.target_pid) j["target_pid"] = f.target_pid;
+    a.push_back(std::move(j));
+  }
+  return a.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+std::vector<FacetRow> decode_facets(std::string_view text) {
+  std::vector<FacetRow> out;
+  auto a = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!a.is_array()) return out;
+  for (const auto& j : a) {
+    if (!j.is_object()) continue;
+    FacetRow f;
+    if (auto act = j.find("action"); act != j.end() && act->is_string())
+      f.action = parse_action(act->get<std::string>()).value_or(Action::FileWrite);
+    f.path = get_bytes(j, "path");
+    f.target = get_bytes(j, "target");
+    f.aliases = get_bytes_array(j, "aliases");
+    f.is_dir = j.value("is_dir", false);
+    f.target_pid = j.value("target_pid", 0);
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+std::optional<PolicySnapshot> decode_policy_snapshot(std::string_view text) {
+  auto j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object() || !j.contains("files") || !j["files"].is_array()) return std::nullopt;
+  PolicySnapshot p;
+  for (const auto& f : j["files"])
+    if (f.is_object()) p.files.emplace_back(get_bytes(f, "name"), get_bytes(f, "text"));
+  if (j.contains("vars") && j["vars"].is_array())
+    for (const auto& v : j["vars"])
+      if (v.is_object()) p.vars[get_bytes(v, "name")] = get_bytes(v, "value");
+  p.protected_files = get_bytes_array(j, "protected_files");
+  p.protected_dirs = get_bytes_array(j, "protected_dirs");
+  return p;
 }
 
 std::optional<Source> parse_source(std::string_view s) {

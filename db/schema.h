@@ -14,9 +14,6 @@
 
 namespace cb::db::detail {
 
-// The oldest schema this build reads and upgrades.
-constexpr int kOldestSchemaVersion = 2;
-
 // Checks PRAGMA user_version; with `create`, lays out the schema in an empty
 // file and upgrades an older one (one transaction).  Without `create`, an
 // older file is read as it is.  A newer version is an error that says so:
@@ -43,6 +40,11 @@ bool running_session_is_stale(std::string_view boot_id, int32_t supervisor_pid, 
 // is stored as {"b64": "..."} (JSON text cannot carry raw bytes).
 std::string encode_string_array(const std::vector<std::string>& v);
 std::vector<std::string> decode_string_array(std::string_view json);
+
+// EventRow::facets as JSON text ("" for none) and back; paths stay exact.
+std::string encode_facets(const std::vector<FacetRow>& f);
+std::vector<FacetRow> decode_facets(std::string_view json);
+std::optional<PolicySnapshot> decode_policy_snapshot(std::string_view json);
 
 std::optional<Source> parse_source(std::string_view s);
 std::optional<Layer> parse_layer(std::string_view s);

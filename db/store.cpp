@@ -26,11 +26,13 @@
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <unordered_map>
 #include <variant>
 
 #include "db/bytes.h"
 #include "db/schema.h"
 #include "db/sqlite.h"
+#include "policy/sha256.h"
 
 namespace cb::db {
 namespace {
@@ -41,7 +43,7 @@ namespace {
 constexpr size_t kLargeBatch = 4096;
 // Rows per multi-row INSERT into events.
 constexpr int kRowsPerInsert = 16;
-constexpr int kEventColumns = 25;
+constexpr int kEventColumns = 28;
 // After a failed commit, wait before retrying (doubling, up to the cap)
 // unless someone is waiting for a flush.
 constexpr std::chrono::milliseconds kRetryFirst{100};
@@ -264,7 +266,8 @@ int on_wal_commit(void* checkpointer, sqlite3*, const char*, int pages) {
 struct Writer::Impl {
   struct Statements {
     sql::Statement insert_session, insert_events, insert_event, insert_touch, upsert_process, exec_process,
-        exit_process, insert_approval, get_degraded, set_degraded, set_lost, end_session, add_counts;
+        exit_process, insert_approval, get_degraded, set_degraded, set_lost, end_session, add_counts, insert_image,
+        insert_policy;
   };
 
   std::string path;
@@ -290,6 +293,18 @@ struct Writer::Impl {
   std::vector<Record> batch;  // survives a failed commit, to be retried
   std::vector<SessionCounts> counts;
   std::array<std::string, kRowsPerInsert> aliases;  // bound until the statement runs
+  std::array<std::string, kRowsPerInsert> facets;   // the same
+  std::array<int64_t, kRowsPerInsert> image_ids{};
+  // The process images written so far, by the ProcessInfo an event points
+  // at.  A live weak_ptr means the same object (its address cannot have
+  // been reused while it lives); an expired one is swept now and then.
+  struct ImageSlot {
+    std::weak_ptr<const ProcessInfo> info;
+    int64_t session = 0;
+    int64_t id = 0;
+  };
+  std::unordered_map<const ProcessInfo*, ImageSlot> images;
+  size_t images_sweep_at = 4096;
   TouchCache touched;
   std::thread thread;
 
@@ -328,7 +343,9 @@ struct Writer::Impl {
   Outcome write_batch();
   int write_records(size_t begin, size_t end);
   int insert_events(const std::vector<std::pair<int64_t, const EventRow*>>& group);
-  void bind_event(sql::Statement& s, int base, int64_t session, const EventRow& r, std::string& aliases);
+  int image_of(int64_t session, const EventRow& r, int64_t* id);
+  void bind_event(sql::Statement& s, int base, int64_t session, const EventRow& r, std::string& aliases,
+                  std::string& facets, int64_t image);
   int after_event(int64_t id, int64_t session, const EventRow& r);
   int touch(int64_t session, const std::string& path, int64_t id);
   int apply(int64_t session, Body& body);
@@ -349,7 +366,7 @@ std::string insert_events_sql(int rows) {
   std::string v =
       "INSERT INTO events (session, seq, ts_ns, pid, tid, proc_id, comm, action,"
       " syscall, path, target, aliases, flags, is_dir, target_pid, decision, verdict, rule,"
-      " builtin, message, source, layer, errno, enforced, count) VALUES ";
+      " builtin, message, source, layer, errno, enforced, count, proc_deletes, image, facets) VALUES ";
   for (int r = 0; r < rows; ++r) {
     v += r ? ", (" : "(";
     for (int c = 1; c <= kEventColumns; ++c) v += c > 1 ? ", ?" : "?";
@@ -369,8 +386,13 @@ Result<Ok> Writer::Impl::prepare() {
   for (auto r : {
            p(st.insert_session,
              "INSERT INTO sessions (uuid, name, argv, cwd, uid, user, hostname, policy_files,"
-             " policy_hash, started_ns, state, observe, tracer, ask_mode, supervisor_pid, boot_id)"
-             " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, 'running', ?11, ?12, ?13, ?14, ?15)"),
+             " policy_hash, started_ns, state, observe, tracer, ask_mode, supervisor_pid, boot_id,"
+             " policy_snapshot)"
+             " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, 'running', ?11, ?12, ?13, ?14, ?15, ?16)"),
+           p(st.insert_policy, "INSERT OR IGNORE INTO policies (hash, snapshot) VALUES (?1, ?2)"),
+           p(st.insert_image,
+             "INSERT INTO images (session, proc_id, pid, ppid, uid, comm, exe, argv, cwd, ancestors)"
+             " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)"),
            p(st.insert_event, insert_events_sql(1)),
            p(st.insert_touch, "INSERT INTO touched_paths (path, session, first_id) VALUES (?1, ?2, ?3)"),
            // Producers are separate threads (supervisor, eBPF reader): an exec
@@ -464,8 +486,40 @@ int Writer::Impl::write_counts() {
   return SQLITE_OK;
 }
 
-void Writer::Impl::bind_event(sql::Statement& s, int base, int64_t session, const EventRow& r,
-                              std::string& alias_bytes) {
+// The id of the images row of the process image `r` was judged with,
+// written now if it is new.
+int Writer::Impl::image_of(int64_t session, const EventRow& r, int64_t* id) {
+  *id = 0;
+  const ProcessInfo* p = r.ev.proc.get();
+  if (!p) return SQLITE_OK;
+  if (auto it = images.find(p); it != images.end() && it->second.session == session && !it->second.info.expired()) {
+    *id = it->second.id;
+    return SQLITE_OK;
+  }
+  auto& s = st.insert_image;
+  std::string argv = join_nul(p->argv), ancestors = join_nul(p->ancestors);
+  s.bind_int64(1, session);
+  s.bind_uint64(2, p->proc_id);
+  s.bind_int(3, p->pid);
+  s.bind_int(4, p->ppid);
+  s.bind_int64(5, p->uid);
+  s.bind_text(6, p->comm);
+  s.bind_blob(7, p->exe);
+  s.bind_blob(8, argv);
+  s.bind_blob(9, p->cwd);
+  s.bind_blob(10, ancestors);
+  if (!s.run()) return s.rc();
+  *id = db.last_insert_rowid();
+  if (images.size() >= images_sweep_at) {
+    std::erase_if(images, [](const auto& kv) { return kv.second.info.expired(); });
+    images_sweep_at = std::max<size_t>(4096, 2 * images.size());
+  }
+  images[p] = ImageSlot{r.ev.proc, session, *id};
+  return SQLITE_OK;
+}
+
+void Writer::Impl::bind_event(sql::Statement& s, int base, int64_t session, const EventRow& r, std::string& alias_bytes,
+                              std::string& facet_text, int64_t image) {
   const Event& ev = r.ev;
   int i = base;
   s.bind_int64(++i, session);
@@ -504,6 +558,17 @@ void Writer::Impl::bind_event(sql::Statement& s, int base, int64_t session, cons
     s.bind_int(++i, r.result_errno);
   s.bind_bool(++i, r.enforced);
   s.bind_int64(++i, r.count);
+  s.bind_int64(++i, ev.proc_deletes);
+  if (image)
+    s.bind_int64(++i, image);
+  else
+    s.bind_null(++i);
+  if (r.facets.empty()) {
+    s.bind_null(++i);
+  } else {
+    facet_text = detail::encode_facets(r.facets);
+    s.bind_text(++i, facet_text);
+  }
 }
 
 int Writer::Impl::touch(int64_t session, const std::string& p, int64_t id) {
@@ -545,8 +610,14 @@ int Writer::Impl::insert_events(const std::vector<std::pair<int64_t, const Event
     if (auto r = db.prepare(insert_events_sql(kRowsPerInsert), /*persistent=*/true)) st.insert_events = std::move(*r);
   if (group.size() == kRowsPerInsert && st.insert_events.is_valid()) {
     auto& s = st.insert_events;
+    // Images first: the events' ids are read from last_insert_rowid().
     for (int k = 0; k < kRowsPerInsert; ++k)
-      bind_event(s, k * kEventColumns, group[k].first, *group[k].second, aliases[k]);
+      if (int rc = image_of(group[k].first, *group[k].second, &image_ids[k]); rc != SQLITE_OK) {
+        if (sql::is_transient(rc)) return rc;
+        image_ids[k] = 0;  // the event without its image beats no event
+      }
+    for (int k = 0; k < kRowsPerInsert; ++k)
+      bind_event(s, k * kEventColumns, group[k].first, *group[k].second, aliases[k], facets[k], image_ids[k]);
     if (s.run()) {
       int64_t first = db.last_insert_rowid() - n + 1;
       for (int k = 0; k < kRowsPerInsert; ++k)
@@ -558,7 +629,12 @@ int Writer::Impl::insert_events(const std::vector<std::pair<int64_t, const Event
   }
   auto& s = st.insert_event;
   for (const auto& [session, row] : group) {
-    bind_event(s, 0, session, *row, aliases[0]);
+    int64_t image = 0;
+    if (int rc = image_of(session, *row, &image); rc != SQLITE_OK) {
+      if (sql::is_transient(rc)) return rc;
+      image = 0;
+    }
+    bind_event(s, 0, session, *row, aliases[0], facets[0], image);
     if (!s.run()) {
       if (sql::is_transient(s.rc())) return s.rc();
       ++refused_now;
@@ -590,6 +666,18 @@ int Writer::Impl::apply_begin(Begin& b) {
   s.bind_text(13, x.ask_mode);
   s.bind_int(14, x.supervisor_pid);
   s.bind_text(15, x.boot_id);
+  std::string snapshot_hash;
+  if (x.policy) {
+    std::string text = policy_snapshot_text(*x.policy);
+    Sha256 h;
+    h.update(text);
+    snapshot_hash = h.finish_hex();
+    auto& ins = st.insert_policy;
+    ins.bind_text(1, snapshot_hash);
+    ins.bind_text(2, text);
+    if (!ins.run()) return b.rc = ins.rc();
+  }
+  s.bind_text_or_null(16, snapshot_hash);
   bool ok = s.run();
   b.rc = ok ? SQLITE_OK : s.rc();
   if (ok) b.id = db.last_insert_rowid();
@@ -743,6 +831,7 @@ Writer::Impl::Outcome Writer::Impl::write_batch() {
     }
     if (!ok) {
       touched.clear();  // it may name rows that were just rolled back
+      images.clear();
       break;
     }
     // A session's id exists only once committed.
@@ -860,7 +949,7 @@ Result<Ok> Writer::create_files(const std::string& path) {
   if (got > 0) {
     uint32_t version = uint32_t{head[60]} << 24 | uint32_t{head[61]} << 16 | uint32_t{head[62]} << 8 | head[63];
     bool ours = got == sizeof head && memcmp(head, "SQLite format 3", 16) == 0 &&
-                (version == 0 || (version >= detail::kOldestSchemaVersion && version <= kSchemaVersion));
+                (version == 0 || (version >= kOldestUpgradableSchema && version <= kSchemaVersion));
     if (!ours) return Ok{};
   }
   // Empty -wal and -shm files are what SQLite makes of them anyway, and an

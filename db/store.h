@@ -12,6 +12,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -24,9 +25,19 @@
 namespace cb::db {
 
 // 2: the first schema a release writes (1 was a development layout).
-// 3: the undos table.  A writer upgrades an older file (db/schema.cpp).
-constexpr int kSchemaVersion = 3;
+// 3: what a replay needs to judge an event again exactly: each event's
+//    process image (images), proc.deletes and other facets, and the policy
+//    texts a session ran with (policies).  A version 2 file is upgraded in
+//    place by the first writer; readers read it as it is.
+// 4: the undos table: what `cottonbox undo` did, a row per file.
+constexpr int kSchemaVersion = 4;
+constexpr int kOldestUpgradableSchema = 2;
 constexpr std::chrono::milliseconds kCommitInterval{50};
+
+// The policy snapshot as stored (canonical JSON) and its key, the sha256
+// of that text.
+std::string policy_snapshot_text(const PolicySnapshot& p);
+std::string policy_snapshot_hash(const PolicySnapshot& p);
 
 // ----------------------------------------------------------------- writer --
 
@@ -107,8 +118,14 @@ struct EventQuery {
 struct StoredEvent {
   int64_t id = 0;
   int64_t session = 0;
-  EventRow row;  // row.ev.proc points at a ProcessInfo rebuilt from the processes table
+  // row.ev.proc points at the process image that was judged, when it was
+  // recorded (schema 3); else at one rebuilt from the processes table (its
+  // last image, without ancestors).
+  EventRow row;
   std::optional<ApprovalRow> approval;
+  bool image_recorded = false;    // row.ev.proc is exactly what was judged
+  bool deletes_recorded = false;  // row.ev.proc_deletes is what was judged
+  bool facets_recorded = false;   // row.facets is complete
 };
 
 struct StoredProcess {
@@ -154,6 +171,13 @@ class Reader {
   Result<std::vector<SessionSummary>> sessions();
   Result<SessionSummary> session(int64_t id);
   Result<std::vector<StoredEvent>> events(const EventQuery& q);
+  Result<StoredEvent> event(int64_t id);
+  // The policy a session ran with; nullopt when it was not recorded (a
+  // session from before schema 3).
+  Result<std::optional<PolicySnapshot>> policy(int64_t session);
+  // The largest event id committed so far (0 when none).
+  Result<int64_t> last_event_id();
+  int schema_version() const;
   Result<std::vector<StoredProcess>> processes(int64_t session);
   // The chain from `proc_id` up to the session's root process (nearest first).
   Result<std::vector<StoredProcess>> process_chain(int64_t session, uint64_t proc_id);

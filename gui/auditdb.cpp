@@ -2,6 +2,7 @@
 
 #include <map>
 
+#include "audit/commands.h"
 #include "gui/text.h"
 
 namespace cb::gui {
@@ -103,6 +104,19 @@ std::vector<Touch> AuditDatabase::whoTouched(std::optional<int64_t> session, con
     out.push_back(std::move(t));
   }
   return out;
+}
+
+QString AuditDatabase::why(int64_t id, QString* error) {
+  if (!m_reader) {
+    if (error) *error = QObject::tr("no audit database is open");
+    return {};
+  }
+  auto r = audit::why_event(*m_reader, id);
+  if (!r) {
+    if (error) *error = qs(r.error().message);
+    return {};
+  }
+  return qs(r->text);
 }
 
 }  // namespace cb::gui

@@ -37,6 +37,8 @@ class AuditDatabase {
   // keeps the file changes (file.mutate), without reads and execs.
   std::vector<Touch> whoTouched(std::optional<int64_t> session, const std::string& glob, size_t limit, QString* error,
                                 bool changesOnly = false);
+  // Why event `id` was decided as it was: `cottonbox why ID`'s text.
+  QString why(int64_t id, QString* error);
 
  private:
   std::unique_ptr<db::Reader> m_reader;

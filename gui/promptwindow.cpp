@@ -42,6 +42,41 @@ QLabel* monoBox(QWidget* parent) {
 
 QString html(const QString& s) { return s.toHtmlEscaped(); }
 
+QString jstr(const nlohmann::json& j, const char* key) {
+  return j.contains(key) && j[key].is_string() ? QString::fromStdString(j[key].get<std::string>()) : QString();
+}
+
+// Why the rule asks, from the ask's "why" (what `cottonbox why` shows): where
+// the rule is written, and each of its tests with the values it read.
+QString whyHtml(const nlohmann::json& why) {
+  if (!why.is_object() || !why.contains("rule") || !why["rule"].is_object()) return {};
+  QStringList lines;
+  QString where = jstr(why["rule"], "location");
+  if (!where.isEmpty()) lines << QStringLiteral("<span style='color:#57606a'>%1</span>").arg(html(where));
+  if (why.contains("checks") && why["checks"].is_array()) {
+    for (const auto& c : why["checks"]) {
+      QString line = (c.value("held", false) ? QStringLiteral("✓ ") : QStringLiteral("✗ ")) + html(jstr(c, "test")) +
+                     QStringLiteral(": ") + html(jstr(c, "detail"));
+      if (c.contains("conditions") && c["conditions"].is_array()) {
+        for (const auto& s : c["conditions"]) {
+          QStringList values;
+          if (s.contains("values") && s["values"].is_object())
+            for (auto& [k, v] : s["values"].items())
+              values << QString::fromStdString(k) + QStringLiteral(" = ") +
+                            (v.is_string() ? QString::fromStdString(v.get<std::string>()) : QString());
+          line += QStringLiteral("<br>&nbsp;&nbsp;&nbsp;&nbsp;") + html(jstr(s, "condition"));
+          if (!values.isEmpty())
+            line += QStringLiteral("  [") + html(values.join(QStringLiteral(", "))) + QStringLiteral("]");
+        }
+      }
+      lines << line;
+    }
+  }
+  if (lines.isEmpty()) return {};
+  return QStringLiteral("<br><span style='font-size:small'>") + lines.join(QStringLiteral("<br>")) +
+         QStringLiteral("</span>");
+}
+
 }  // namespace
 
 PromptWindow::PromptWindow(PromptController* controller, QWidget* parent)
@@ -207,7 +242,7 @@ void PromptWindow::refresh() {
 
   QString rule = a.row.verdict.rule_id.empty() ? tr("the policy's default") : html(qs(a.row.verdict.rule_id));
   QString msg = a.row.verdict.message.empty() ? QString() : QStringLiteral("<br>") + html(qs(a.row.verdict.message));
-  m_rule->setText(tr("Asked by rule <b>%1</b>%2").arg(rule, msg));
+  m_rule->setText(tr("Asked by rule <b>%1</b>%2").arg(rule, msg) + whyHtml(a.why));
 
   // The chain, root first: agent → shell → the asking process.
   QStringList lines;

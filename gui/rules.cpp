@@ -10,6 +10,7 @@
 #include <QSaveFile>
 #include <QStringList>
 
+#include "audit/rule_text.h"
 #include "db/bytes.h"
 #include "gui/text.h"
 #include "policy/glob.h"
@@ -55,45 +56,10 @@ QString userRulesPath() {
   return config + QStringLiteral("/cottonbox/rules.yaml");
 }
 
-std::string exactGlob(std::string_view path) {
-  std::string escaped = Glob::escape(path);
-  std::string out;
-  for (size_t i = 0; i < escaped.size();) {
-    db::Utf8Step st = db::utf8_step(escaped, i);
-    if (!st.valid) {
-      out += '?';  // one byte, not '/': as exact as YAML text allows
-    } else if (escaped[i] == '$') {
-      out += '?';  // never a ${VAR} for the loader
-    } else {
-      out.append(escaped, i, st.len);
-    }
-    i += st.len;
-  }
-  return out;
-}
+// The same text `cottonbox suggest` writes its rules with.
+std::string exactGlob(std::string_view path) { return audit::exact_glob(path); }
 
-QString yamlQuote(std::string_view text) {
-  std::string out = "\"";
-  for (size_t i = 0; i < text.size();) {
-    db::Utf8Step st = db::utf8_step(text, i);
-    unsigned char c = static_cast<unsigned char>(text[i]);
-    if (!st.valid) {
-      out += "\\uFFFD";
-    } else if (c == '"' || c == '\\') {
-      out += '\\';
-      out += static_cast<char>(c);
-    } else if (c < 0x20 || c == 0x7f) {
-      char buf[8];
-      snprintf(buf, sizeof buf, "\\x%02x", c);
-      out += buf;
-    } else {
-      out.append(text, i, st.len);
-    }
-    i += st.len;
-  }
-  out += '"';
-  return qs(out);
-}
+QString yamlQuote(std::string_view text) { return qs(audit::yaml_quote(text)); }
 
 QString proposeRule(const proto::AskMsg& ask, bool allow, const RuleContext& ctx) {
   const Event& ev = ask.row.ev;

@@ -179,6 +179,20 @@ QWidget* SessionPage::buildEventsTab() {
   setUpEventTable(m_eventView);
   m_eventView->setModel(m_filter);
   v->addWidget(m_eventView, 1);
+  // Why the selected event was decided as it was: what `cottonbox why`
+  // says, for events read from the database.
+  m_why = new QLabel(w);
+  m_why->setFont(monospaceFont());
+  m_why->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  m_why->setTextFormat(Qt::PlainText);
+  m_why->setWordWrap(true);
+  m_why->setStyleSheet(
+      QStringLiteral("QLabel { background: #f6f8fa; border: 1px solid #d0d7de; border-radius: 6px; "
+                     "padding: 6px 10px; }"));
+  m_why->hide();
+  v->addWidget(m_why);
+  connect(m_eventView->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
+          [this](const QModelIndex& current) { showWhy(current); });
   v->addWidget(m_shown);
 
   // The filters apply to the process tree's events too: "what did tar
@@ -324,6 +338,7 @@ void SessionPage::bind(EventModel* events, ProcessTreeModel* procs) {
 }
 
 void SessionPage::showLive(LiveSession* live, const std::optional<db::SessionSummary>& stored) {
+  m_why->hide();
   bool same = m_live == live;
   m_live = live;
   m_uuid = live->uuid();
@@ -340,6 +355,7 @@ void SessionPage::showLive(LiveSession* live, const std::optional<db::SessionSum
 }
 
 void SessionPage::showStored(const db::SessionSummary& stored) {
+  m_why->hide();
   m_live = nullptr;
   m_uuid = qs(stored.start.uuid);
   m_stored = stored;
@@ -359,6 +375,7 @@ void SessionPage::showStored(const db::SessionSummary& stored) {
 }
 
 void SessionPage::showNothing(const QString& why) {
+  m_why->hide();
   m_live = nullptr;
   m_uuid.clear();
   m_stored.reset();
@@ -588,5 +605,24 @@ bool SessionPage::exportEvents(const QString& file, QString* error, int* written
   if (written) *written = static_cast<int>(rows.size());
   return true;
 }
+
+void SessionPage::showWhy(const QModelIndex& current) {
+  QModelIndex src = current.isValid() ? m_filter->mapToSource(current) : QModelIndex();
+  if (!src.isValid() || !m_events || !m_db->isOpen()) {
+    m_why->hide();
+    return;
+  }
+  const EventItem& item = m_events->item(src.row());
+  if (item.id == 0) {  // a live event: the database has it once committed
+    m_why->hide();
+    return;
+  }
+  QString error;
+  QString text = m_db->why(item.id, &error);
+  m_why->setText(text.isEmpty() ? tr("No explanation: %1").arg(error) : text.trimmed());
+  m_why->show();
+}
+
+QString SessionPage::whyText() const { return m_why->isHidden() ? QString() : m_why->text(); }
 
 }  // namespace cb::gui

@@ -58,6 +58,8 @@ class SessionPage : public QWidget {
   WhoTouchedModel* whoTouchedModel() const { return m_whoModel; }
   QTableView* eventView() const { return m_eventView; }
   ChangesPanel* changesPanel() const { return m_changes; }
+  // The explanation of the selected event (`cottonbox why`), empty when none.
+  QString whyText() const;
 
  signals:
   void status(const QString& message);
@@ -97,7 +99,9 @@ class SessionPage : public QWidget {
   QLineEdit* m_path;
   QLabel* m_shown;
   QTableView* m_eventView;
+  QLabel* m_why;  // the selected event's explanation
   bool m_truncated = false;
+  void showWhy(const QModelIndex& current);
 
   // Processes.
   QTreeView* m_tree;

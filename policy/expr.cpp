@@ -26,6 +26,7 @@
 // string_views into the Event and integers, and allocates nothing.
 #include "policy/expr.h"
 
+#include <algorithm>
 #include <optional>
 
 #include "policy/glob.h"
@@ -894,6 +895,90 @@ bool eval_expr(const Expr& e, const Event& ev) {
     }
   }
   return false;
+}
+
+namespace {
+
+constexpr size_t kMaxShown = 160;
+
+std::string shown_string(std::string_view s) {
+  if (s.size() <= kMaxShown) return quote(s);
+  return quote(s.substr(0, kMaxShown)) + "...";
+}
+
+std::string field_value_text(Field f, const Event& ev) {
+  switch (field_info(f).type) {
+    case Type::String: return shown_string(string_field(f, ev));
+    case Type::Number: return std::to_string(number_field(f, ev));
+    case Type::Bool: return number_field(f, ev) ? "true" : "false";
+    case Type::List: {
+      std::string out = "(";
+      const auto& l = list_field(f, ev);
+      for (size_t i = 0; i < l.size(); ++i) {
+        if (i > 0) out += ", ";
+        if (out.size() > kMaxShown) {
+          out += "... " + std::to_string(l.size() - i) + " more";
+          break;
+        }
+        out += shown_string(l[i]);
+      }
+      return out + ")";
+    }
+  }
+  return "";
+}
+
+void note_operand(const Operand& o, const Event& ev, ExprStep& step) {
+  if (o.kind != Operand::Kind::Field) return;
+  std::string name(field_info(o.field).name);
+  for (const auto& [n, v] : step.values)
+    if (n == name) return;
+  step.values.emplace_back(std::move(name), field_value_text(o.field, ev));
+}
+
+bool traced(const Expr& e, const Event& ev, std::vector<ExprStep>& steps, int depth) {
+  switch (e.kind) {
+    case Expr::Kind::And:
+      for (const auto& c : e.children)
+        if (!traced(*c, ev, steps, depth + 1)) return false;
+      return true;
+    case Expr::Kind::Or:
+      for (const auto& c : e.children)
+        if (traced(*c, ev, steps, depth + 1)) return true;
+      return false;
+    case Expr::Kind::Not: return !traced(*e.children[0], ev, steps, depth + 1);
+    default: break;
+  }
+  ExprStep step;
+  step.condition = expr_to_string(e);
+  step.depth = depth;
+  note_operand(e.lhs, ev, step);
+  if (e.kind == Expr::Kind::Compare || e.kind == Expr::Kind::InListField) note_operand(e.rhs, ev, step);
+  step.result = eval_expr(e, ev);
+  steps.push_back(std::move(step));
+  return steps.back().result;
+}
+
+void collect_fields(const Expr& e, std::vector<std::string>& out) {
+  auto add = [&](const Operand& o) {
+    if (o.kind != Operand::Kind::Field) return;
+    std::string name(field_info(o.field).name);
+    if (std::find(out.begin(), out.end(), name) == out.end()) out.push_back(std::move(name));
+  };
+  for (const auto& c : e.children) collect_fields(*c, out);
+  if (e.kind == Expr::Kind::And || e.kind == Expr::Kind::Or || e.kind == Expr::Kind::Not) return;
+  add(e.lhs);
+  if (e.kind == Expr::Kind::Compare || e.kind == Expr::Kind::InListField) add(e.rhs);
+}
+
+}  // namespace
+
+bool eval_expr_traced(const Expr& e, const Event& ev, std::vector<ExprStep>& steps) { return traced(e, ev, steps, 0); }
+
+std::vector<std::string> expr_fields(const Expr& e) {
+  std::vector<std::string> out;
+  collect_fields(e, out);
+  return out;
 }
 
 std::string expr_to_string(const Expr& e) {

@@ -63,6 +63,23 @@ ExprParseResult parse_expr(std::string_view text, const std::map<std::string, st
 
 bool eval_expr(const Expr& e, const Event& ev);
 
+// One comparison of an expression as eval_expr_traced() evaluated it.
+struct ExprStep {
+  std::string condition;  // canonical text: proc.deletes > 100
+  // Each field the comparison read, with its value in the expression
+  // language's notation: {"proc.deletes", "141"}, {"path", "\"/tmp/x\""}.
+  std::vector<std::pair<std::string, std::string>> values;
+  bool result = false;
+  int depth = 0;  // nesting below the top (and/or/not)
+};
+// eval_expr() with a record: the same result and the same short-circuits
+// (the comparisons are the same functions), plus every comparison it
+// evaluated, in order.  For explanations, never on the hot path.
+bool eval_expr_traced(const Expr& e, const Event& ev, std::vector<ExprStep>& steps);
+
+// The names of the fields an expression reads ("proc.deletes", "path").
+std::vector<std::string> expr_fields(const Expr& e);
+
 // Canonical text of a parsed expression (fully parenthesized), for `check`.
 std::string expr_to_string(const Expr& e);
 

@@ -180,6 +180,7 @@ class Loader {
     Sha256 h;
     for (const auto& in : inputs) {
       policy.files.push_back(in.name);
+      policy.sources.emplace_back(in.name, in.text);
       h.update(in.name);
       h.update(std::string_view("\0", 1));
       h.update(in.text);

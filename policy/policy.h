@@ -61,8 +61,9 @@ struct Policy {
   // sys.mount and proc.trace unless an earlier rule allowed them.
   std::vector<Rule> rules;
   std::vector<std::string> files;
-  std::map<std::string, std::string> vars;  // after expansion: CWD, HOME, USER, --var
-  std::string hash;                         // sha256 (hex) of the files and vars
+  std::vector<std::pair<std::string, std::string>> sources;  // each file's name and text, as loaded
+  std::map<std::string, std::string> vars;                   // after expansion: CWD, HOME, USER, --var
+  std::string hash;                                          // sha256 (hex) of the files and vars
 };
 
 struct LoadOptions {

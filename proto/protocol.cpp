@@ -277,6 +277,10 @@ Message decode_object(const json& j) {
     m.count = static_cast<uint32_t>(o.u64("count", 1));
     m.asked_ns = o.i64("asked_ns");
     m.deadline_ns = o.i64("deadline_ns");
+    if (o.has("why")) {
+      m.why = o.raw("why");
+      if (!m.why.is_object() && !m.why.is_null()) o.fail("why", "an object");
+    }
     if (o.has("chain")) {
       const json& c = o.raw("chain");
       if (!c.is_array()) o.fail("chain", "an array");
@@ -388,6 +392,7 @@ struct Encoder {
                  {"message", m.row.verdict.message.empty() ? json(nullptr) : text(m.row.verdict.message)}};
     j["chain"] = chain_json(m.chain);
     j["event"] = db::event_json(m.session, m.row);
+    if (!m.why.is_null()) j["why"] = m.why;
     return j;
   }
   json operator()(const AskUpdate& m) const {

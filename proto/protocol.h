@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -92,6 +93,9 @@ struct AskMsg {
   uint32_t count = 1;            // requests folded into this ask
   int64_t asked_ns = 0;
   int64_t deadline_ns = 0;  // CLOCK_REALTIME; no answer by then means deny
+  // Why the rule asks, as `cottonbox why --json` explains it (its
+  // "explanation" object); null when the client did not send it.
+  nlohmann::json why;
 };
 
 struct AskUpdate {

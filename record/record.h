@@ -5,6 +5,8 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -12,6 +14,16 @@
 #include "policy/event.h"
 
 namespace cb {
+
+// The policy a session ran with, exactly as it was loaded: `why` and
+// `replay` judge its events against it, not against today's files.
+struct PolicySnapshot {
+  std::vector<std::pair<std::string, std::string>> files;  // name (as loaded), text
+  std::map<std::string, std::string> vars;                 // CWD, HOME, USER, --var
+  // What add_self_protection() was given.
+  std::vector<std::string> protected_files;
+  std::vector<std::string> protected_dirs;
+};
 
 struct SessionStart {
   std::string uuid;  // random, for matching live sessions in the GUI
@@ -23,6 +35,7 @@ struct SessionStart {
   std::string hostname;
   std::vector<std::string> policy_files;
   std::string policy_hash;
+  std::optional<PolicySnapshot> policy;  // stored once per distinct snapshot
   int64_t started_ns = 0;
   bool observe = false;
   std::string tracer;    // "seccomp", "ebpf", "seccomp,ebpf"
@@ -70,12 +83,27 @@ struct ProcessExit {
   int exit_signal = 0;   // N when killed by signal N
 };
 
+// Another part of one system call that was judged with the row's event (a
+// rename that replaces a file also deletes it): the row's verdict is the
+// most severe of all its parts'.
+struct FacetRow {
+  Action action = Action::FileWrite;
+  std::string path;
+  std::string target;
+  std::vector<std::string> aliases;
+  bool is_dir = false;
+  int32_t target_pid = 0;
+};
+
 struct EventRow {
-  uint64_t seq = 0;      // session-unique, assigned by the producer (approvals refer to it)
-  Event ev;              // ev.proc->proc_id links the process
-  Verdict verdict;       // what the policy said (allow/deny/ask/log, the rule)
-  bool allowed = true;   // what was decided in the end (an ask's answer; deny when unanswered)
-  bool enforced = true;  // false in --observe sessions: the decision was recorded, not applied
+  uint64_t seq = 0;  // session-unique, assigned by the producer (approvals refer to it)
+  // ev.proc->proc_id links the process; ev.proc itself (the image that was
+  // judged: exe, argv, cwd, ancestors) and ev.proc_deletes are stored too.
+  Event ev;
+  std::vector<FacetRow> facets;  // the call's other parts, judged with ev
+  Verdict verdict;               // what the policy said (allow/deny/ask/log, the rule)
+  bool allowed = true;           // what was decided in the end (an ask's answer; deny when unanswered)
+  bool enforced = true;          // false in --observe sessions: the decision was recorded, not applied
   Layer layer = Layer::None;
   int32_t result_errno = -1;  // 0 success, >0 the errno the syscall returned, -1 unknown
   uint32_t count = 1;         // >1 when a burst of identical events was folded into one row

@@ -20,12 +20,16 @@ PACKAGES=(
     bash-builtins busybox curl diffutils gdb p7zip-full patch vim-tiny xz-utils
     # benchmarks (bench/): comparison points where Debian has them
     strace bubblewrap hyperfine
+    # the MCP clients' runtime (scripts/install-npm-tools.sh brings the clients)
+    nodejs
 )
 
 missing=()
 for p in "${PACKAGES[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")
 done
+# npm: Debian's package, unless a nodejs that carries its own npm is installed.
+command -v npm >/dev/null || missing+=(npm)
 if [ ${#missing[@]} -eq 0 ]; then
     echo "install-deps: everything is installed"
     exit 0

@@ -3,5 +3,9 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 "$here/scripts/build.sh"
+# The MCP clients the mcp_clients test drives (from npm); without them that
+# test skips and says why.
+"$here/scripts/install-npm-tools.sh" "$here/build/npm-tools" ||
+    echo "test.sh: the MCP clients could not be installed; mcp_clients will be skipped" >&2
 cd "$here/build"
 ctest --output-on-failure -j2 "$@"

@@ -14,6 +14,7 @@
 #include <iostream>
 #include <random>
 
+#include "ask/ask_exec.h"
 #include "ask/ask_tty.h"
 #include "ask/gui_client.h"
 #include "db/store.h"
@@ -344,6 +345,7 @@ int run_session(const RunOptions& o) {
   ss.hostname = host;
   ss.policy_files = files;
   ss.policy_hash = policy->hash;
+  ss.policy = PolicySnapshot{policy->sources, policy->vars, sp.protected_files, sp.protected_dirs};
   ss.started_ns = realtime_ns();
   ss.observe = o.observe;
   ss.tracer = ebpf_possible ? (want_seccomp ? "seccomp,ebpf" : "ebpf") : "seccomp";
@@ -351,6 +353,7 @@ int run_session(const RunOptions& o) {
                 : o.ask == AskMode::Tty   ? "tty"
                 : o.ask == AskMode::Deny  ? "deny"
                 : o.ask == AskMode::Allow ? "allow"
+                : o.ask == AskMode::Exec  ? "exec"
                                           : "auto";
   ss.supervisor_pid = getpid();
   ss.boot_id = boot_id();
@@ -441,6 +444,7 @@ int run_session(const RunOptions& o) {
   if (!asker) switch (o.ask) {
       case AskMode::Allow: asker = std::make_unique<FixedAsker>(true); break;
       case AskMode::Deny: asker = std::make_unique<FixedAsker>(false); break;
+      case AskMode::Exec: asker = std::make_unique<ExecAsker>(o.ask_program, cwd_s); break;
       case AskMode::Tty:
       case AskMode::Gui:
       case AskMode::Auto: {

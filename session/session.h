@@ -10,13 +10,14 @@
 
 namespace cb {
 
-enum class AskMode { Auto, Gui, Tty, Deny, Allow };
+enum class AskMode { Auto, Gui, Tty, Deny, Allow, Exec };
 
 struct RunOptions {
   std::vector<std::string> command;
   std::vector<std::string> policies;  // empty: the default policy (+ the user's rules file)
   std::string db;                     // empty: the default database
   AskMode ask = AskMode::Auto;
+  std::string ask_program;  // AskMode::Exec: the approver (ask/ask_exec.h)
   std::chrono::milliseconds ask_timeout{60000};
   bool observe = false;
   std::string tracer = "auto";              // "seccomp", "ebpf", "seccomp,ebpf", "auto"

@@ -617,9 +617,10 @@ UndoRun undo_run(int64_t session) {
   return run;
 }
 
-// A database written before the undos table (version 2): read as it is,
-// upgraded by the first writer (here the undo's), nothing lost.
-TEST_F(StoreTest, AVersion2FileIsReadAsItIsAndUpgradedByTheNextWriter) {
+// A database written before the undos table (version 3): read as it is,
+// upgraded by the first writer (here the undo's), nothing lost.  (From
+// version 2, schema3_test.cpp.)
+TEST_F(StoreTest, AVersion3FileIsReadAsItIsAndUpgradedByTheNextWriter) {
   int64_t sid;
   {
     auto w = open_writer(path);
@@ -630,9 +631,9 @@ TEST_F(StoreTest, AVersion2FileIsReadAsItIsAndUpgradedByTheNextWriter) {
     w->add_event(sid, event(1, Action::FileDelete, "/w/gone"));
     ASSERT_TRUE(w->end_session(sid, SessionEnd{now_ns(), 0, 0, SessionState::Ended}));
   }
-  // What version 2 wrote: everything but the undos table.
-  exec_sql(path, "DROP TABLE undos; PRAGMA user_version = 2");
-  ASSERT_EQ(user_version(path), 2);
+  // What version 3 wrote: everything but the undos table.
+  exec_sql(path, "DROP TABLE undos; PRAGMA user_version = 3");
+  ASSERT_EQ(user_version(path), 3);
   {
     auto r = Reader::open(path);
     ASSERT_TRUE(r) << r.error().message;
@@ -644,7 +645,7 @@ TEST_F(StoreTest, AVersion2FileIsReadAsItIsAndUpgradedByTheNextWriter) {
     ASSERT_TRUE(undos) << undos.error().message;
     EXPECT_TRUE(undos->empty());
   }
-  EXPECT_EQ(user_version(path), 2);  // a reader writes nothing
+  EXPECT_EQ(user_version(path), 3);  // a reader writes nothing
 
   auto id = record_undo(path, undo_run(sid));
   ASSERT_TRUE(id) << id.error().message;

@@ -51,6 +51,7 @@ class PromptTest : public QObject {
   void buttonsAnswer();
   void timeoutDenies();
   void foldingUpdatesTheCount();
+  void thePromptSaysWhyTheRuleAsks();
   void cancelAndDisconnectRemovePrompts();
   void alwaysRuleIsExactYaml();
   void alwaysWritesALoadableRule();

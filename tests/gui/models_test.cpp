@@ -428,6 +428,13 @@ void ModelsTest::auditDatabaseReviewAndExport() {
   bool truncated = true;
   QCOMPARE(adb.events(sid, 1, &truncated, &error).size(), size_t(1));
   QVERIFY(truncated);
+  // Why: the session recorded no policy, so its (missing) files are named.
+  auto first = adb.events(sid, 10, &truncated, &error);
+  QString why = adb.why(first[0].id, &error);
+  QVERIFY2(why.contains(QStringLiteral("event %1 of session %2: rm").arg(first[0].id).arg(sid)), qPrintable(why));
+  QVERIFY2(why.contains(QStringLiteral("answered: deny-once by gui")), qPrintable(why));
+  QVERIFY(adb.why(999999, &error).isEmpty());
+  QVERIFY2(error.contains(QStringLiteral("no event 999999")), qPrintable(error));
   auto touches = adb.whoTouched(sid, "/p/keep/a", 100, &error);
   QCOMPARE(touches.size(), size_t(1));
   QCOMPARE(touches[0].chain.size(), size_t(2));
@@ -441,6 +448,11 @@ void ModelsTest::auditDatabaseReviewAndExport() {
   QCOMPARE(page.processModel()->rowCount(), 1);
   page.setFilters(QString(), QStringLiteral("deny"), QString(), QString());
   QCOMPARE(page.eventFilter()->rowCount(), 1);
+  // Selecting an event shows why it was decided.
+  QVERIFY(page.whyText().isEmpty());
+  page.eventView()->setCurrentIndex(page.eventFilter()->index(0, 0));
+  QVERIFY2(page.whyText().contains(QStringLiteral("/p/keep/a")), qPrintable(page.whyText()));
+  QVERIFY2(page.whyText().contains(QStringLiteral("recorded: ask (ask-keep)")), qPrintable(page.whyText()));
   QString out = dir.path() + QStringLiteral("/export.jsonl");
   int n = 0;
   QVERIFY2(page.exportEvents(out, &error, &n), qPrintable(error));

@@ -185,6 +185,25 @@ void PromptTest::foldingUpdatesTheCount() {
   c.update(9, 9, 5, "x");  // unknown: ignored
 }
 
+void PromptTest::thePromptSaysWhyTheRuleAsks() {
+  PromptController c;
+  PromptWindow w(&c);
+  Prompt p = prompt(1, 1, "/p/build/x.o");
+  // As the supervisor sends it (audit/explain_json.h).
+  p.ask.why =
+      nlohmann::json::parse(R"({"verdict": "ask", "rule": {"id": "mass-delete", "location": "/p/rules.yaml:12:5"},
+    "checks": [{"test": "action", "held": true, "detail": "file.delete is one of file.delete"},
+               {"test": "when", "held": true, "detail": "proc.deletes > 100",
+                "conditions": [{"condition": "proc.deletes > 100", "values": {"proc.deletes": "141"}, "result": true}]}],
+    "layer": "notify"})");
+  c.enqueue(p);
+  QString all;
+  for (auto* l : w.findChildren<QLabel*>()) all += l->text() + QLatin1Char('\n');
+  QVERIFY2(all.contains(QStringLiteral("/p/rules.yaml:12:5")), qPrintable(all));
+  QVERIFY2(all.contains(QStringLiteral("proc.deletes &gt; 100  [proc.deletes = 141]")), qPrintable(all));
+  QVERIFY2(all.contains(QStringLiteral("✓ action: file.delete is one of file.delete")), qPrintable(all));
+}
+
 void PromptTest::cancelAndDisconnectRemovePrompts() {
   PromptController c;
   QSignalSpy answered(&c, &PromptController::answered);

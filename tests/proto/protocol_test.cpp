@@ -164,6 +164,20 @@ TEST(Protocol, AskCarriesEverythingAPromptShows) {
   EXPECT_EQ(a.chain[1].argv[2], "tar --remove-files -cf /tmp/b.tar build");
 }
 
+TEST(Protocol, AnAskMayCarryWhyTheRuleAsks) {
+  AskMsg m = sample_ask();
+  EXPECT_FALSE(json::parse(encode(m)).contains("why")) << "absent when the client has none";
+  m.why = {{"verdict", "ask"}, {"rule", {{"id", "ask-mass-delete"}, {"location", "/p.yaml:4:5"}}}, {"layer", "notify"}};
+  auto back = decode(encode(m));
+  ASSERT_TRUE(back);
+  EXPECT_EQ(std::get<AskMsg>(*back).why, m.why);
+  json j = json::parse(encode(sample_ask()));
+  j["why"] = "not an object";
+  auto bad = decode(j.dump());
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find("why"), std::string::npos) << bad.error().message;
+}
+
 TEST(Protocol, NonUtf8BytesSurviveExactly) {
   EventMsg m{3, sample_event()};
   m.row.ev.path = std::string("/tmp/bad\xff\xfe\nname", 15);
