@@ -10,6 +10,7 @@
 #include "audit/commands.h"
 #include "commands/check.h"
 #include "commands/doctor.h"
+#include "commands/undo.h"
 #include "db/follow.h"
 #include "db/report.h"
 #include "db/store.h"
@@ -100,7 +101,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> positional;
   run->add_option("command", positional, "The command (after --)");
 
-  std::string db;  // --db for check, sessions, events, tree
+  std::string db;  // --db for check, sessions, events, tree, changes, undo, gc
 
   // ---- check
   std::vector<std::string> check_policies;
@@ -183,6 +184,33 @@ int main(int argc, char** argv) {
   tree->add_option("--db", db, "Audit database");
   tree->add_flag("--json", json, "JSON output");
 
+  // ---- changes / undo / gc
+  int64_t ch_session = 0;
+  uint64_t ch_command = 0;
+  auto* changes = app.add_subcommand("changes", "What a session changed, per command, and whether it can be undone");
+  changes->add_option("--session", ch_session, "Session id")->required();
+  auto* ch_command_opt = changes->add_option("--command", ch_command, "Only this command (its number in the list)");
+  changes->add_flag("--json", json, "One JSON object a line");
+  changes->add_option("--db", db, "Audit database");
+
+  int64_t un_session = 0;
+  uint64_t un_command = 0;
+  cb::keep::UndoRequest un;
+  auto* undo = app.add_subcommand("undo", "Give back what a session changed, refusing files changed since");
+  undo->add_option("--session", un_session, "Session id")->required();
+  auto* un_command_opt = undo->add_option("--command", un_command, "Only this command's changes");
+  undo->add_option("--path", un.path_glob, "Only paths matching this glob (a path: it and below)");
+  undo->add_flag("--dry-run", un.dry_run, "Say what would be done; change nothing");
+  undo->add_flag("--created", un.created, "Also remove files the session created");
+  undo->add_flag("--force", un.force, "Overwrite files changed after the session");
+  undo->add_option("--db", db, "Audit database");
+
+  double gc_age = cb::kGcDefaultMaxAgeDays;
+  std::string gc_size = cb::kGcDefaultMaxSize;
+  auto* gc = app.add_subcommand("gc", "Remove old sessions' kept files from the keep store");
+  gc->add_option("--max-age", gc_age, "Remove sessions older than DAYS (default 30; 0: no limit)");
+  gc->add_option("--max-size", gc_size, "Then the oldest while the store holds more (default 10G; 0: no limit)");
+  gc->add_option("--db", db, "Audit database (the store is beside it)");
   // ---- mcp
   auto* mcp = app.add_subcommand(
       "mcp", "A Model Context Protocol server on stdin/stdout: read-only tools over the audit database");
@@ -295,6 +323,14 @@ int main(int argc, char** argv) {
   }
   if (*doctor) return cb::run_doctor(doctor_json, std::cout);
   std::string db_path = db.empty() ? cb::db::default_db_path() : db;
+  if (*changes)
+    return cb::run_changes(db_path, ch_session, *ch_command_opt ? std::optional(ch_command) : std::nullopt, json,
+                           std::cout);
+  if (*undo) {
+    if (*un_command_opt) un.command = un_command;
+    return cb::run_undo(db_path, un_session, un, std::cout);
+  }
+  if (*gc) return cb::run_gc(db_path, gc_age, gc_size, std::cout);
   auto reader = cb::db::Reader::open(db_path);
   if (!reader) return cb::db::report_error(reader.error());
   if (*sessions) return cb::db::print_sessions(**reader, json, std::cout);

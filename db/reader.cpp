@@ -520,6 +520,50 @@ Result<std::vector<StoredProcess>> Reader::process_chain(int64_t session, uint64
   return out;
 }
 
+Result<std::vector<UndoRun>> Reader::undos(int64_t session) {
+  std::vector<UndoRun> out;
+  if (!detail::has_table(impl_->db, "undos")) return out;
+  auto s = impl_->db.prepare(
+      "SELECT undo_id, ts_ns, uid, user, command, path_glob, force, created, path, target, action, done, forced,"
+      " reason, notes FROM undos WHERE session = ?1 ORDER BY undo_id, rowid");
+  if (!s) return s.error();
+  s->bind_int64(1, session);
+  while (s->step()) {
+    Cursor c(*s);
+    int64_t id = c.i64();
+    if (out.empty() || out.back().undo_id != id) {
+      UndoRun r;
+      r.undo_id = id;
+      r.session = session;
+      r.ts_ns = c.i64();
+      r.uid = static_cast<uint32_t>(c.i64());
+      r.user = c.bytes();
+      if (!c.null())
+        r.command = c.u64();
+      else
+        c.skip();
+      r.path_glob = c.bytes();
+      r.force = c.flag();
+      r.created = c.flag();
+      out.push_back(std::move(r));
+    } else {
+      c.seek(8);
+    }
+    if (c.null()) continue;  // a run with nothing to undo
+    UndoFile f;
+    f.path = c.bytes();
+    f.target = c.bytes();
+    f.action = c.bytes();
+    f.done = c.flag();
+    f.forced = c.flag();
+    f.reason = c.bytes();
+    f.notes = detail::decode_string_array(c.bytes());
+    out.back().files.push_back(std::move(f));
+  }
+  if (!s->succeeded()) return impl_->db.error("reading undos from " + impl_->path);
+  return out;
+}
+
 }  // namespace cb::db
 
 namespace cb::db {

@@ -255,6 +255,29 @@ ALTER TABLE events ADD COLUMN image INTEGER;
 ALTER TABLE events ADD COLUMN facets TEXT;
 )sql";
 
+// Schema 4: what `cottonbox undo` did, a row per file (keep/recorded.h,
+// commands/undo.cpp).  A table only: nothing else changes.
+constexpr const char* kSchema4Tables = R"sql(
+CREATE TABLE undos (
+  undo_id   INTEGER NOT NULL,  -- one run of `cottonbox undo`: its rows share it
+  session   INTEGER NOT NULL,
+  ts_ns     INTEGER NOT NULL,
+  uid       INTEGER NOT NULL,
+  user      TEXT NOT NULL DEFAULT '',
+  command   INTEGER,           -- --command N (a proc_id); NULL: every command
+  path_glob BLOB,              -- --path; NULL: every path
+  force     INTEGER NOT NULL,
+  created   INTEGER NOT NULL,
+  path      BLOB,              -- NULL: the run found nothing to undo (its only row)
+  target    BLOB,              -- a move back: where it went back to
+  action    TEXT,              -- restore, remove, move-back, nothing, conflict, cannot, skip-created
+  done      INTEGER NOT NULL DEFAULT 0,  -- restore, remove, move-back carried out
+  forced    INTEGER NOT NULL DEFAULT 0,  -- a conflict overridden by --force
+  reason    TEXT,              -- why this action; or why it failed
+  notes     TEXT NOT NULL DEFAULT '[]'   -- JSON: what is not exact
+);
+)sql";
+
 std::string read_first_line(const char* file) {
   std::ifstream in(file);
   std::string line;
@@ -318,6 +341,8 @@ Result<Ok> ensure_schema(sql::Database& db, const std::string& path, bool create
       if (auto r = db.exec(kUpgradeTo3); !r) return r;
       if (auto r = db.exec(kSchema3Tables); !r) return r;
     }
+    if (*version < 4)
+      if (auto r = db.exec(kSchema4Tables); !r) return r;
     if (auto r = db.exec(set_version.c_str()); !r) return r;
     return tx.commit();
   }
@@ -329,6 +354,7 @@ Result<Ok> ensure_schema(sql::Database& db, const std::string& path, bool create
                         "into it"};
   if (auto r = db.exec(kSchemaSql); !r) return r;
   if (auto r = db.exec(kSchema3Tables); !r) return r;
+  if (auto r = db.exec(kSchema4Tables); !r) return r;
   if (auto r = db.exec(set_version.c_str()); !r) return r;
   return tx.commit();
 }
@@ -346,7 +372,7 @@ Result<std::string> new_database_image() {
   if (sqlite3_deserialize(raw, "main", nullptr, 0, 0, SQLITE_DESERIALIZE_RESIZEABLE | SQLITE_DESERIALIZE_FREEONCLOSE) !=
       SQLITE_OK)
     return fail("memdb");
-  std::string sql = std::string("BEGIN;") + kSchemaSql + kSchema3Tables +
+  std::string sql = std::string("BEGIN;") + kSchemaSql + kSchema3Tables + kSchema4Tables +
                     "PRAGMA user_version = " + std::to_string(kSchemaVersion) + ";COMMIT;";
   if (sqlite3_exec(raw, sql.c_str(), nullptr, nullptr, nullptr) != SQLITE_OK) return fail("schema");
   sqlite3_int64 size = 0;
@@ -359,6 +385,13 @@ Result<std::string> new_database_image() {
   // concurrent openers raced on, nor a rollback journal beside it.
   image[18] = image[19] = 2;
   return image;
+}
+
+bool has_table(sql::Database& db, std::string_view name) {
+  auto s = db.prepare("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?1");
+  if (!s) return false;
+  s->bind_text(1, name);
+  return s->step();
 }
 
 std::string current_boot_id() { return read_first_line("/proc/sys/kernel/random/boot_id"); }

@@ -16,8 +16,10 @@
 namespace cb::db::detail {
 
 // Checks PRAGMA user_version; with `create`, lays out the schema in an empty
-// file.  A newer version is an error that says so: this build must not write
-// rows a newer reader would misread, nor read columns it does not know.
+// file and upgrades an older one (one transaction).  Without `create`, an
+// older file is read as it is.  A newer version is an error that says so:
+// this build must not write rows a newer reader would misread, nor read
+// columns it does not know.
 Result<Ok> ensure_schema(sql::Database& db, const std::string& path, bool create);
 
 // The bytes of a new, empty audit database: the schema, its version, and
@@ -28,6 +30,9 @@ Result<std::string> new_database_image();
 // How long a reader waits for another connection's lock (a writer
 // switching a file to WAL, recovering its index) before reporting SQLITE_BUSY.
 constexpr std::chrono::milliseconds kReaderBusy{5000};
+
+// Whether the database has the table (an older file lacks the newer ones).
+bool has_table(sql::Database& db, std::string_view name);
 
 // /proc/sys/kernel/random/boot_id without the newline; "" if unreadable.
 std::string current_boot_id();

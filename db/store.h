@@ -29,7 +29,8 @@ namespace cb::db {
 //    process image (images), proc.deletes and other facets, and the policy
 //    texts a session ran with (policies).  A version 2 file is upgraded in
 //    place by the first writer; readers read it as it is.
-constexpr int kSchemaVersion = 3;
+// 4: the undos table: what `cottonbox undo` did, a row per file.
+constexpr int kSchemaVersion = 4;
 constexpr int kOldestUpgradableSchema = 2;
 constexpr std::chrono::milliseconds kCommitInterval{50};
 
@@ -134,6 +135,34 @@ struct StoredProcess {
   uint64_t events = 0, denials = 0;
 };
 
+// `cottonbox undo` in the audit trail: one run, a row per file in the
+// undos table.  Recorded by record_undo() (a short connection of its own:
+// undo runs after the session, beside whatever else writes the file).
+struct UndoFile {
+  std::string path;
+  std::string target;  // a move back: where it went back to
+  std::string action;  // restore, remove, move-back, nothing, conflict, cannot, skip-created
+  bool done = false;   // restore, remove, move-back carried out
+  bool forced = false;
+  std::string reason;  // why this action, or why it failed
+  std::vector<std::string> notes;
+};
+
+struct UndoRun {
+  int64_t undo_id = 0;  // assigned by record_undo()
+  int64_t session = 0;
+  int64_t ts_ns = 0;
+  uint32_t uid = 0;
+  std::string user;
+  std::optional<uint64_t> command;  // --command N
+  std::string path_glob;            // --path ("" : every path)
+  bool force = false, created = false;
+  std::vector<UndoFile> files;  // empty: nothing to undo
+};
+
+// Appends the run (upgrading an older file first) and returns its undo_id.
+Result<int64_t> record_undo(const std::string& db_path, const UndoRun& run);
+
 class Reader {
  public:
   static Result<std::unique_ptr<Reader>> open(const std::string& path);
@@ -152,6 +181,8 @@ class Reader {
   Result<std::vector<StoredProcess>> processes(int64_t session);
   // The chain from `proc_id` up to the session's root process (nearest first).
   Result<std::vector<StoredProcess>> process_chain(int64_t session, uint64_t proc_id);
+  // The session's undos, oldest first (none in a file older than version 3).
+  Result<std::vector<UndoRun>> undos(int64_t session);
 
   const std::string& path() const;
 

@@ -18,6 +18,7 @@
 #include <QVBoxLayout>
 
 #include "db/json.h"
+#include "gui/changespanel.h"
 #include "gui/text.h"
 #include "policy/glob.h"
 
@@ -103,6 +104,9 @@ SessionPage::SessionPage(AuditDatabase* db, QWidget* parent)
   m_tabs->addTab(buildEventsTab(), tr("Events"));
   m_tabs->addTab(buildProcessesTab(), tr("Process tree"));
   m_tabs->addTab(buildWhoTab(), tr("Who touched this path?"));
+  m_changes = new ChangesPanel(this);
+  m_tabs->addTab(m_changes, tr("Changes"));
+  connect(m_changes, &ChangesPanel::status, this, &SessionPage::status);
   v->addWidget(m_tabs, 1);
   showNothing(tr("Select a session above."));
 }
@@ -342,6 +346,10 @@ void SessionPage::showLive(LiveSession* live, const std::optional<db::SessionSum
   if (!same) bind(live->eventModel(), live->processModel());
   refreshHeader(stored);
   m_tabs->setEnabled(true);
+  if (stored && m_db->isOpen())
+    m_changes->setSession(m_db->path(), stored->id);
+  else
+    m_changes->clear(tr("This session is not in the open audit database yet."));
   // After the header has settled, or the last rows end up below the fold.
   if (!same) QTimer::singleShot(0, m_eventView, &QTableView::scrollToBottom);
 }
@@ -362,6 +370,7 @@ void SessionPage::showStored(const db::SessionSummary& stored) {
   bind(m_ownEvents, m_ownProcs);
   refreshHeader(stored);
   m_tabs->setEnabled(true);
+  m_changes->setSession(m_db->path(), stored.id);
   if (!error.isEmpty()) emit status(error);
 }
 
@@ -378,6 +387,7 @@ void SessionPage::showNothing(const QString& why) {
   m_facts->clear();
   m_badges->clear();
   m_degraded->hide();
+  m_changes->clear(why);
   m_tabs->setEnabled(false);
 }
 

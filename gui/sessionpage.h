@@ -1,7 +1,8 @@
 // One session in detail: a header (command, state, degradations), and tabs
 // for the event timeline with filters, the process tree (selecting a process
-// filters its events), and "who touched this path?".  Live sessions show
-// their live models; past ones are read from the audit database.
+// filters its events), "who touched this path?", and the changes per
+// command with their undo (changespanel.h).  Live sessions show their live
+// models; past ones are read from the audit database.
 #pragma once
 
 #include <QPointer>
@@ -26,10 +27,12 @@ class QTreeView;
 
 namespace cb::gui {
 
+class ChangesPanel;
+
 class SessionPage : public QWidget {
   Q_OBJECT
  public:
-  enum Tab { EventsTab, ProcessesTab, WhoTouchedTab };
+  enum Tab { EventsTab, ProcessesTab, WhoTouchedTab, ChangesTab };
 
   SessionPage(AuditDatabase* db, QWidget* parent = nullptr);
 
@@ -54,6 +57,7 @@ class SessionPage : public QWidget {
   ProcessTreeModel* processModel() const { return m_procs; }
   WhoTouchedModel* whoTouchedModel() const { return m_whoModel; }
   QTableView* eventView() const { return m_eventView; }
+  ChangesPanel* changesPanel() const { return m_changes; }
   // The explanation of the selected event (`cottonbox why`), empty when none.
   QString whyText() const;
 
@@ -114,6 +118,9 @@ class SessionPage : public QWidget {
   QLabel* m_whoStatus;
   QTreeView* m_whoView;
   WhoTouchedModel* m_whoModel;
+
+  // Changes.
+  ChangesPanel* m_changes;
 };
 
 // Column widths and row heights shared by the event tables.

@@ -54,6 +54,10 @@ std::string special_reason(FileType t) {
   return "a " + std::string(file_type_name(t)) + " is a special file: not kept";
 }
 
+// Once per inode and command; per process when the caller leaves the
+// command to the reader (history.h): a process belongs to one command.
+uint64_t group_of(const Snapshot& s) { return s.command ? s.command : s.proc; }
+
 }  // namespace
 
 Keeper::Keeper(Store store, std::string session, Limits limits)
@@ -150,13 +154,13 @@ void Keeper::release(uint64_t size) {
 
 uint64_t Keeper::seen(const Snapshot& s, char kind) {
   std::lock_guard<std::mutex> g(mu_);
-  auto it = seen_.find({s.dev, s.ino, s.command, kind});
+  auto it = seen_.find({s.dev, s.ino, group_of(s), kind});
   return it == seen_.end() ? 0 : it->second;
 }
 
 void Keeper::mark_seen(const Snapshot& s, char kind) {
   std::lock_guard<std::mutex> g(mu_);
-  seen_.emplace(std::tuple{s.dev, s.ino, s.command, kind}, s.seq);
+  seen_.emplace(std::tuple{s.dev, s.ino, group_of(s), kind}, s.seq);
 }
 
 Snapshot Keeper::record(Snapshot s) {

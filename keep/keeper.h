@@ -26,13 +26,16 @@
 
 namespace cb::keep {
 
+// What the supervisor passes per keep; enough to tie the record to the
+// audit trail (history.h).  The session is the keeper's (opened with the
+// session's uuid).
 struct Context {
   Op op = Op::Unlink;
-  std::string path;  // absolute, as `changes` and `undo` will show and use it
-  uint64_t command = 0;
-  uint64_t proc = 0;
-  uint64_t event = 0;
-  int64_t ts_ns = 0;  // 0: now
+  std::string path;      // absolute, as `changes` and `undo` will show and use it
+  uint64_t command = 0;  // 0: derived by `changes` and `undo` from the processes table
+  uint64_t proc = 0;     // the acting process's proc_id
+  uint64_t event = 0;    // the event's seq (EventRow::seq)
+  int64_t ts_ns = 0;     // the event's time; 0: now
 };
 
 struct KeeperStats {
@@ -43,7 +46,8 @@ struct KeeperStats {
 class Keeper {
  public:
   // Opens (creating) the store at `store_dir` and the session's journal,
-  // which it holds locked until destroyed.  Reopening the journal of a
+  // which it holds locked until destroyed.  `session` is the audit
+  // session's uuid (SessionStart::uuid).  Reopening the journal of a
   // session whose keeper died continues it.
   static Result<std::unique_ptr<Keeper>> open(const std::string& store_dir, const std::string& session,
                                               const Limits& limits = {});
@@ -59,7 +63,7 @@ class Keeper {
   // first write-open of an existing file, fallocate punch/collapse/zero.
   // A reflink or a copy, once per inode and command (a second change by the
   // same command returns the first record: the state before the command is
-  // what undo needs).
+  // what undo needs); once per inode and process when ctx.command is 0.
   Snapshot keep_before_overwrite(int dirfd, const char* name, const Context& ctx);
   Snapshot keep_before_overwrite_fd(int fd, const Context& ctx);
 

@@ -16,8 +16,12 @@
 namespace cb::keep {
 namespace {
 
-// The same file in the same state, judged without hashing again.
+// The same file in the same state, judged without hashing again.  A
+// directory's size and mtime move with its entries, which the undo itself
+// changes (a created file removed before its created directory).
 bool same_quick(const Fingerprint& a, const Fingerprint& b) {
+  if (a.type == FileType::Directory && b.type == FileType::Directory)
+    return a.ino == b.ino && a.dev == b.dev && a.mode == b.mode && a.uid == b.uid && a.gid == b.gid;
   return a.type == b.type && a.ino == b.ino && a.dev == b.dev && a.size == b.size && a.mtime == b.mtime &&
          a.mode == b.mode && a.uid == b.uid && a.gid == b.gid && a.target == b.target;
 }
@@ -58,10 +62,11 @@ struct DirTimes {
 
 class Applier {
  public:
-  explicit Applier(const Store& store) : store_(store) {}
+  explicit Applier(const Store* store) : store_(store) {}
 
   void restore(const Step& step, Outcome& o);
   void remove(const Step& step, Outcome& o);
+  void move_back(const Step& step, Outcome& o);
   // A directory that gained or lost an entry in this undo gets its recorded
   // times back at the end, when the plan has them (restored now, or already
   // as before and so not restored).
@@ -72,7 +77,7 @@ class Applier {
   bool unchanged(int dirfd, const std::string& leaf, const Step& step, Outcome& o);
   bool place(int dirfd, const std::string& tmp, const std::string& leaf, const Fingerprint& now, Outcome& o);
 
-  const Store& store_;
+  const Store* store_;  // null: no store (nothing kept to read)
   std::vector<DirTimes> dirs_;
 };
 
@@ -81,6 +86,16 @@ bool Applier::unchanged(int dirfd, const std::string& leaf, const Step& step, Ou
   if (!now) {
     o.error = "cannot read its state: " + now.error().message;
     return false;
+  }
+  if (step.after_earlier) {
+    // An earlier step of this undo put it there (or took it away): what
+    // the plan saw is gone, its type is what is left to check.
+    if (now->type != step.current.type) {
+      o.error = "conflict: it is not what the earlier steps of this undo left (" +
+                std::string(file_type_name(now->type)) + ")";
+      return false;
+    }
+    return true;
   }
   if (!same_quick(*now, step.current)) {
     o.error = "conflict: it changed while undoing";
@@ -159,7 +174,7 @@ void Applier::restore(const Step& step, Outcome& o) {
       return;
     }
     case FileType::Regular: {
-      auto obj = store_.open_object(p.object);
+      auto obj = store_ ? store_->open_object(p.object) : Result<UniqueFd>(Error{ENOENT, "no keep store"});
       if (!obj) {
         o.error = obj.error().message;
         return;
@@ -214,6 +229,32 @@ void Applier::remove(const Step& step, Outcome& o) {
   o.done = true;
 }
 
+void Applier::move_back(const Step& step, Outcome& o) {
+  const Candidate& c = step.candidate;
+  auto from = open_parent(c.path, false);
+  if (!from) {
+    o.error = from.error().message;
+    return;
+  }
+  if (!unchanged(from->fd.get(), from->leaf, step, o)) return;
+  auto to = open_parent(c.move_to, true);
+  if (!to) {
+    o.error = to.error().message;
+    return;
+  }
+  for (const std::string& d : to->created)
+    o.notes.push_back("made the missing directory " + d + " (mode 0755: its metadata was not recorded)");
+  unsigned flags = c.exchange                                                  ? RENAME_EXCHANGE
+                   : step.forced && step.current_dest.type != FileType::Absent ? 0u
+                                                                               : RENAME_NOREPLACE;
+  if (renameat2(from->fd.get(), from->leaf.c_str(), to->fd.get(), to->leaf.c_str(), flags) != 0) {
+    o.error = errno == EEXIST ? "conflict: something appeared at " + c.move_to + " while undoing"
+                              : err("rename back to " + c.move_to);
+    return;
+  }
+  o.done = true;
+}
+
 void Applier::entry_changed(const std::string& path, const std::map<std::string, const Snapshot*>& dirs) {
   size_t slash = path.rfind('/');
   if (slash == std::string::npos || slash == 0) return;
@@ -241,53 +282,75 @@ void Applier::finish(ApplyReport& report) {
 
 }  // namespace
 
-Result<std::vector<Step>> prepare(const Store& store, const std::vector<Candidate>& candidates,
+namespace {
+
+// The state of `path` now; an error when it cannot be read.
+Result<Fingerprint> state_now(const std::string& path) {
+  Fingerprint now;
+  auto parent = open_parent(path);
+  if (parent) return fingerprint_at(parent->fd.get(), parent->leaf.c_str());
+  if (parent.error().err != ENOENT) return parent.error();
+  now.known = true;  // its directory is gone: so is it
+  return now;
+}
+
+}  // namespace
+
+Result<std::vector<Step>> prepare(const Store* store, const std::vector<Candidate>& candidates,
                                   const PlanOptions& options) {
-  auto lock = store.lock(false);
+  Result<UniqueFd> lock = store ? store->lock(false) : Result<UniqueFd>(UniqueFd());
   if (!lock) return lock.error();
   std::vector<Candidate> readable;
-  std::vector<Fingerprint> current;
+  std::vector<Fingerprint> current, current_dest;
   std::vector<Step> unreadable;
   for (const Candidate& c : candidates) {
-    Fingerprint now;
-    auto parent = open_parent(c.path);
-    if (parent) {
-      auto fp = fingerprint_at(parent->fd.get(), parent->leaf.c_str());
-      if (!fp) {
-        unreadable.push_back(Step{c, {}, Action::Conflict, false, "cannot read its state now: " + fp.error().message});
+    auto now = state_now(c.path);
+    if (!now) {
+      unreadable.push_back(
+          Step{c, {}, {}, Action::Conflict, false, "cannot read its state now: " + now.error().message});
+      continue;
+    }
+    Fingerprint dest;
+    if (c.move_back) {
+      auto d = state_now(c.move_to);
+      if (!d) {
+        unreadable.push_back(
+            Step{c, {}, {}, Action::Conflict, false, "cannot read " + c.move_to + " now: " + d.error().message});
         continue;
       }
-      now = std::move(*fp);
-    } else if (parent.error().err == ENOENT) {
-      now.known = true;  // its directory is gone: so is it
-    } else {
-      unreadable.push_back(Step{c, {}, Action::Conflict, false, parent.error().message});
-      continue;
+      dest = std::move(*d);
     }
     Candidate cc = c;
     Snapshot& p = cc.previous;
-    if (p.type == FileType::Regular && p.sha256.empty() && !p.object.empty() && now.type == FileType::Regular &&
-        now.size == p.size && p.size <= kHashLimit) {
+    if (p.type == FileType::Regular && p.sha256.empty() && !p.object.empty() && now->type == FileType::Regular &&
+        now->size == p.size && p.size <= kHashLimit) {
       // Not settled yet: its hash tells whether the file is already back.
-      if (auto obj = store.open_object(p.object))
+      if (auto obj = store ? store->open_object(p.object) : Result<UniqueFd>(Error{ENOENT, ""}))
         if (auto sha = sha256_of_fd(obj->get())) p.sha256 = std::move(*sha);
     }
     readable.push_back(std::move(cc));
-    current.push_back(std::move(now));
+    current.push_back(std::move(*now));
+    current_dest.push_back(std::move(dest));
   }
-  std::vector<Step> steps = plan(readable, current, options);
+  std::vector<Step> steps = plan(readable, current, options, current_dest);
   for (Step& s : unreadable) steps.push_back(std::move(s));
   return steps;
 }
 
-ApplyReport apply(const Store& store, const std::vector<Step>& steps) {
+Result<std::vector<Step>> prepare(const Store& store, const std::vector<Candidate>& candidates,
+                                  const PlanOptions& options) {
+  return prepare(&store, candidates, options);
+}
+
+ApplyReport apply(const Store* store, const std::vector<Step>& steps) {
   ApplyReport report;
-  auto lock = store.lock(false);
+  Result<UniqueFd> lock = store ? store->lock(false) : Result<UniqueFd>(UniqueFd());
   Applier a(store);
   std::map<std::string, const Snapshot*> dirs;
   for (const Step& s : steps) {
     const Snapshot& p = s.candidate.previous;
-    if (p.type == FileType::Directory && (s.action == Action::Restore || s.action == Action::Nothing))
+    if (p.type == FileType::Directory && !s.candidate.move_back &&
+        (s.action == Action::Restore || s.action == Action::Nothing))
       dirs.emplace(s.candidate.path, &p);
   }
   for (const Step& s : steps) {
@@ -300,15 +363,22 @@ ApplyReport apply(const Store& store, const std::vector<Step>& steps) {
       a.restore(s, o);
     } else if (s.action == Action::Remove) {
       a.remove(s, o);
+    } else if (s.action == Action::MoveBack) {
+      o.target = s.candidate.move_to;
+      a.move_back(s, o);
     }
     if (o.done) a.entry_changed(o.path, dirs);
+    if (o.done && !o.target.empty()) a.entry_changed(o.target, dirs);
     switch (s.action) {
       case Action::Restore:
       case Action::Remove:
-        if (o.done)
-          ++(s.action == Action::Restore ? report.restored : report.removed);
-        else
+      case Action::MoveBack:
+        if (!o.done)
           ++report.failed;
+        else if (s.action == Action::MoveBack)
+          ++report.moved_back;
+        else
+          ++(s.action == Action::Restore ? report.restored : report.removed);
         break;
       case Action::Nothing: ++report.nothing; break;
       case Action::Conflict: ++report.conflicts; break;
@@ -321,17 +391,27 @@ ApplyReport apply(const Store& store, const std::vector<Step>& steps) {
   return report;
 }
 
-Result<UndoReport> undo(const Store& store, std::string_view session, const UndoOptions& options) {
-  auto parsed = store.read_session(session);
-  if (!parsed) return parsed.error();
+ApplyReport apply(const Store& store, const std::vector<Step>& steps) { return apply(&store, steps); }
+
+Result<UndoReport> undo(const Store* store, const History& history, const UndoOptions& options) {
   UndoReport r;
-  r.damaged_records = parsed->damaged;
-  auto cands = select_changes(parsed->snapshots, parsed->left, options.selection);
+  r.damaged_records = history.damaged_records;
+  auto cands = select_changes(history, options.selection);
   auto steps = prepare(store, cands, options.plan);
   if (!steps) return steps.error();
   r.steps = std::move(*steps);
   if (!options.dry_run) r.applied = keep::apply(store, r.steps);
   return r;
+}
+
+Result<UndoReport> undo(const Store& store, const History& history, const UndoOptions& options) {
+  return undo(&store, history, options);
+}
+
+Result<UndoReport> undo(const Store& store, std::string_view session, const UndoOptions& options) {
+  auto parsed = store.read_session(session);
+  if (!parsed) return parsed.error();
+  return undo(store, build_history(*parsed, {}, CommandTable{}), options);
 }
 
 }  // namespace cb::keep

@@ -592,6 +592,121 @@ TEST_F(StoreTest, NewerSchemaIsRefusedWithAClearError) {
   EXPECT_NE(r.error().message.find("newer cottonbox"), std::string::npos) << r.error().message;
 }
 
+int64_t user_version(const std::string& path) {
+  sqlite3* db = nullptr;
+  sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr);
+  sqlite3_stmt* s = nullptr;
+  sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &s, nullptr);
+  int64_t v = sqlite3_step(s) == SQLITE_ROW ? sqlite3_column_int64(s, 0) : -1;
+  sqlite3_finalize(s);
+  sqlite3_close(db);
+  return v;
+}
+
+UndoRun undo_run(int64_t session) {
+  UndoRun run;
+  run.session = session;
+  run.ts_ns = 1700000000123456789;
+  run.uid = 1000;
+  run.user = "alice";
+  run.command = 7;
+  run.path_glob = "/w/src/**";
+  run.created = true;
+  run.files = {{"/w/src/a.c", "", "restore", true, false, "changed by the session", {}},
+               {std::string("/w/src/\xff\n.bin"), "", "conflict", false, false, "changed after the session", {}},
+               {"/w/b", "/w/a", "move-back", true, true, "moved back by --force", {"times not restored: EPERM"}}};
+  return run;
+}
+
+// A database written before the undos table (version 3): read as it is,
+// upgraded by the first writer (here the undo's), nothing lost.  (From
+// version 2, schema3_test.cpp.)
+TEST_F(StoreTest, AVersion3FileIsReadAsItIsAndUpgradedByTheNextWriter) {
+  int64_t sid;
+  {
+    auto w = open_writer(path);
+    ASSERT_TRUE(w);
+    auto id = w->begin_session(session_start("old"));
+    ASSERT_TRUE(id);
+    sid = *id;
+    w->add_event(sid, event(1, Action::FileDelete, "/w/gone"));
+    ASSERT_TRUE(w->end_session(sid, SessionEnd{now_ns(), 0, 0, SessionState::Ended}));
+  }
+  // What version 3 wrote: everything but the undos table.
+  exec_sql(path, "DROP TABLE undos; PRAGMA user_version = 3");
+  ASSERT_EQ(user_version(path), 3);
+  {
+    auto r = Reader::open(path);
+    ASSERT_TRUE(r) << r.error().message;
+    auto sessions = (*r)->sessions();
+    ASSERT_TRUE(sessions);
+    ASSERT_EQ(sessions->size(), 1u);
+    EXPECT_EQ((*sessions)[0].start.name, "old");
+    auto undos = (*r)->undos(sid);
+    ASSERT_TRUE(undos) << undos.error().message;
+    EXPECT_TRUE(undos->empty());
+  }
+  EXPECT_EQ(user_version(path), 3);  // a reader writes nothing
+
+  auto id = record_undo(path, undo_run(sid));
+  ASSERT_TRUE(id) << id.error().message;
+  EXPECT_EQ(user_version(path), kSchemaVersion);
+  auto r = open_reader(path);
+  auto events = r->events({.session = sid});
+  ASSERT_TRUE(events);
+  ASSERT_EQ(events->size(), 1u);
+  EXPECT_EQ((*events)[0].row.ev.path, "/w/gone");
+  auto undos = r->undos(sid);
+  ASSERT_TRUE(undos);
+  ASSERT_EQ(undos->size(), 1u);
+  // And the supervisor's writer opens the upgraded file.
+  EXPECT_TRUE(open_writer(path));
+}
+
+TEST_F(StoreTest, UndosAreRecordedRunByRunByteForByte) {
+  auto w = open_writer(path);
+  ASSERT_TRUE(w);
+  auto sid = w->begin_session(session_start());
+  ASSERT_TRUE(sid);
+  ASSERT_TRUE(w->flush());
+  UndoRun first = undo_run(*sid);
+  UndoRun empty;
+  empty.session = *sid;
+  empty.ts_ns = 1700000000999999999;
+  empty.user = "bob";
+  auto a = record_undo(path, first);
+  auto b = record_undo(path, empty);
+  ASSERT_TRUE(a) << a.error().message;
+  ASSERT_TRUE(b) << b.error().message;
+  EXPECT_EQ(*a, 1);
+  EXPECT_EQ(*b, 2);
+  auto undos = open_reader(path)->undos(*sid);
+  ASSERT_TRUE(undos) << undos.error().message;
+  ASSERT_EQ(undos->size(), 2u);
+  const UndoRun& r = (*undos)[0];
+  EXPECT_EQ(r.undo_id, 1);
+  EXPECT_EQ(r.ts_ns, first.ts_ns);
+  EXPECT_EQ(r.uid, 1000u);
+  EXPECT_EQ(r.user, "alice");
+  EXPECT_EQ(r.command, std::optional<uint64_t>(7));
+  EXPECT_EQ(r.path_glob, "/w/src/**");
+  EXPECT_FALSE(r.force);
+  EXPECT_TRUE(r.created);
+  ASSERT_EQ(r.files.size(), 3u);
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(r.files[i].path, first.files[i].path);
+    EXPECT_EQ(r.files[i].target, first.files[i].target);
+    EXPECT_EQ(r.files[i].action, first.files[i].action);
+    EXPECT_EQ(r.files[i].done, first.files[i].done);
+    EXPECT_EQ(r.files[i].forced, first.files[i].forced);
+    EXPECT_EQ(r.files[i].reason, first.files[i].reason);
+    EXPECT_EQ(r.files[i].notes, first.files[i].notes);
+  }
+  EXPECT_EQ((*undos)[1].user, "bob");
+  EXPECT_FALSE((*undos)[1].command);
+  EXPECT_TRUE((*undos)[1].files.empty());
+}
+
 TEST_F(StoreTest, AnotherProgramsDatabaseIsLeftAlone) {
   std::filesystem::create_directories(dir.path() + "/data/cottonbox");
   exec_sql(path, "CREATE TABLE notes (body TEXT); INSERT INTO notes VALUES ('mine')");
@@ -716,7 +831,7 @@ TEST_F(StoreTest, ANewDatabaseAppearsWholeAndInWalMode) {
   EXPECT_EQ(one("PRAGMA integrity_check"), "ok");
   EXPECT_EQ(
       one("SELECT group_concat(name, ' ') FROM (SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name)"),
-      "approvals events images policies processes sessions touched_paths");
+      "approvals events images policies processes sessions touched_paths undos");
   sqlite3_close(db);
   // A second call changes nothing.
   struct stat before, after;

@@ -34,6 +34,11 @@ class ModelsTest : public QObject {
   void sessionListMergesLiveAndStored();
   void whoTouchedModelHasChains();
   void auditDatabaseReviewAndExport();
+  // changes_test.cpp
+  void lineDiffIsUnified();
+  void changesModelGroupsByCommand();
+  void changesControllerRestoresWithTheUndoRule();
+  void changesPanelRestoresAndForcesOnlyWhenConfirmed();
 };
 
 class PromptTest : public QObject {

@@ -4,6 +4,13 @@
 //
 //   xvfb-run -s "-screen 0 1600x1000x24" build/tests/gui/gui_screenshots docs docs/examples/demo
 //
+// docs/screenshot-changes.png (the Changes tab) comes from a session of real
+// files recorded the way the supervisor records one once it keeps (the real
+// Keeper before each change, the rows through db::Writer: see
+// tests/keep/recorder.h), since `cottonbox run` does not call the keeper yet:
+//
+//   xvfb-run -s "-screen 0 1600x1000x24" build/tests/gui/gui_screenshots --changes docs
+//
 // $COTTONBOX_BIN runs another `cottonbox` than the one built with this.
 #include <QApplication>
 #include <QDialog>
@@ -14,9 +21,11 @@
 #include <QProcess>
 #include <QTableView>
 #include <QThread>
+#include <QTreeView>
 #include <cstdio>
 #include <functional>
 
+#include "gui/changespanel.h"
 #include "gui/eventmodel.h"
 #include "gui/guiserver.h"
 #include "gui/mainwindow.h"
@@ -25,6 +34,7 @@
 #include "gui/sessionhub.h"
 #include "gui/sessionpage.h"
 #include "gui/text.h"
+#include "tests/keep/recorder.h"
 
 using namespace cb::gui;
 
@@ -77,13 +87,108 @@ void fail(const char* what) {
   std::exit(1);
 }
 
+// The Changes tab: an agent's session over a small project, recorded with
+// its keeper; the file a `sed -i` changed selected, its diff shown; then
+// the Restore dialog for a selection with a file edited since.
+int changesScreenshots(const QString& out) {
+  const QString base = QStringLiteral("/tmp/cottonbox-changes-demo");
+  QDir(base).removeRecursively();
+  const QString proj = base + QStringLiteral("/webapp");
+  const QString run = base + QStringLiteral("/run");
+  const QString db = base + QStringLiteral("/data/audit.db");
+  QDir().mkpath(run);
+  QDir().mkpath(base + QStringLiteral("/data"));
+  QFile::setPermissions(run, QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner);
+  qputenv("XDG_RUNTIME_DIR", run.toLocal8Bit());
+  qputenv("XDG_CONFIG_HOME", (base + QStringLiteral("/config")).toLocal8Bit());
+  write(proj + QStringLiteral("/README.md"),
+        "# webapp\n\nA small web service. The colour scheme follows the\nsystem's.\n\n## Running\n\n"
+        "    make run\n");
+  write(proj + QStringLiteral("/src/app/theme.py"),
+        "\"\"\"Colours of the web UI.\"\"\"\n\nDEFAULT_COLOUR = \"#0969da\"\n\n\n"
+        "def colour_for(status):\n    if status == \"error\":\n        return \"#b42318\"\n"
+        "    if status == \"warning\":\n        return \"#8a5a00\"\n    return DEFAULT_COLOUR\n\n\n"
+        "def css(status):\n    return \"color: \" + colour_for(status)\n");
+  write(proj + QStringLiteral("/src/app/api.py"),
+        "from .theme import colour_for\n\n\ndef index():\n    return {\"colour\": colour_for(\"ok\")}\n");
+  write(proj + QStringLiteral("/config/settings.toml"), "[server]\nport = 8080\ndebug = false\nworkers = 4\n");
+  for (const char* f : {"old_api.py", "compat.py", "shims.py"})
+    write(proj + QStringLiteral("/src/legacy/") + QString::fromLatin1(f), "# kept for old clients\n");
+  write(proj + QStringLiteral("/docs/guide.md"), "# Guide\n");
+  write(proj + QStringLiteral("/.env"), "SECRET_KEY=dev\n");
+  QFile::setPermissions(proj + QStringLiteral("/.env"), QFileDevice::ReadOwner | QFileDevice::WriteOwner |
+                                                            QFileDevice::ReadGroup | QFileDevice::ReadOther);
+
+  {
+    const std::string work = proj.toStdString();
+    cb::keep::test::SessionRecorder s(db.toStdString(), work, {"agent", "--task", "American spelling"});
+    uint64_t sed = s.command(
+        {"sed", "-i", "s/colour/color/g; s/Colour/Color/g", "src/app/theme.py", "src/app/api.py", "README.md"});
+    for (const char* f : {"src/app/theme.py", "src/app/api.py", "README.md"}) {
+      s.sed_i(sed, f, "colour", "color");
+      s.sed_i(sed, f, "Colour", "Color");
+    }
+    uint64_t py = s.command({"python3", "tools/tidy_config.py"});
+    s.overwrite(s.process(py, {"python3", "-m", "tidy"}), "config/settings.toml",
+                "[server]\nport = 8080\ndebug = true\n");
+    uint64_t rm = s.command({"rm", "-rf", "src/legacy"});
+    s.rm_rf(rm, "src/legacy");
+    uint64_t mv = s.command({"mv", "docs/guide.md", "docs/GUIDE.md"});
+    s.rename(mv, "docs/guide.md", "docs/GUIDE.md");
+    uint64_t ch = s.command({"chmod", "600", ".env"});
+    s.chmod(ch, ".env", 0600);
+    s.create(s.root(), "CHANGELOG.md", "## Unreleased\n\n- American spelling throughout.\n");
+    s.end();
+    if (!s.error().empty()) fail(s.error().c_str());
+  }
+  // The user's own edit after the session: Restore will refuse it.
+  write(proj + QStringLiteral("/config/settings.toml"), "[server]\nport = 9000\ndebug = true\n");
+
+  GuiServer server;
+  PromptController prompts;
+  SessionHub hub(&server, &prompts);
+  if (!server.listen()) fail(qPrintable(server.errorString()));
+  MainWindow w(&server, &hub, &prompts);
+  w.resize(1440, 900);
+  w.openDatabase(db);
+  w.show();
+  w.refresh();
+  settle(300);
+  auto sessions = w.database()->sessions(nullptr);
+  if (!sessions || sessions->empty()) fail("no session in the database");
+  w.selectSession(QString::fromStdString(sessions->back().start.uuid));
+  w.page()->setTab(SessionPage::ChangesTab);
+  settle(500);
+  ChangesPanel* panel = w.page()->changesPanel();
+  const std::string theme = (proj + QStringLiteral("/src/app/theme.py")).toStdString();
+  bool selected = false;
+  for (const auto& g : panel->controller()->model()->groups())
+    if (!selected) selected = panel->selectLine(g.command, theme);
+  if (!selected) fail("theme.py is not in the Changes tab");
+  settle(300);
+  bool ok = save(&w, out, "screenshot-changes.png");
+
+  // Restore of everything: the file edited since the session is refused.
+  QDialog* dialog = nullptr;
+  QObject::connect(panel, &ChangesPanel::restoreDialogOpened, [&](QDialog* d) { dialog = d; });
+  panel->view()->selectAll();
+  panel->restoreSelected();
+  settle(400);
+  if (!dialog) fail("no restore dialog");
+  ok &= save(dialog, out, "screenshot-restore.png");
+  dialog->reject();
+  return ok ? 0 : 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   QApplication app(argc, argv);
   QApplication::setQuitOnLastWindowClosed(false);
   applyStyle();
-  if (argc < 3) fail("usage: gui_screenshots OUT_DIR DEMO_DIR");
+  if (argc == 3 && QString::fromLocal8Bit(argv[1]) == QStringLiteral("--changes"))
+    return changesScreenshots(QDir(QString::fromLocal8Bit(argv[2])).absolutePath());
+  if (argc < 3) fail("usage: gui_screenshots OUT_DIR DEMO_DIR | gui_screenshots --changes OUT_DIR");
   const QString out = QDir(QString::fromLocal8Bit(argv[1])).absolutePath();
   const QString demo = QDir(QString::fromLocal8Bit(argv[2])).absolutePath();
 

@@ -89,6 +89,27 @@ class UndoTest : public ::testing::Test {
     return keep::undo(*s, "s", opt);
   }
 
+  // The undo as `cottonbox undo` makes it: the journal joined with audit
+  // events (renames, creates the keeper was not told about).
+  Result<UndoReport> undo_with(const std::vector<AuditEvent>& events, UndoOptions opt = {}) {
+    auto s = Store::open(tmp_ / "store", false);
+    if (!s) return s.error();
+    auto parsed = s->read_session("s");
+    if (!parsed) return parsed.error();
+    return keep::undo(*s, build_history(*parsed, events, CommandTable{}), opt);
+  }
+
+  AuditEvent event(uint64_t seq, cb::Action a, const std::string& rel, const std::string& target = "") {
+    AuditEvent e;
+    e.seq = seq;
+    e.ts_ns = now_ns();
+    e.action = a;
+    e.path = p(rel);
+    if (!target.empty()) e.target = p(target);
+    e.result_errno = 0;
+    return e;
+  }
+
   std::map<std::string, FullState> states(const std::vector<std::string>& rels) {
     std::map<std::string, FullState> m;
     for (const std::string& r : rels) m[r] = state_of(p(r));
@@ -415,6 +436,101 @@ TEST_F(UndoTest, ADamagedObjectIsNotRestored) {
   }
   EXPECT_FALSE(state_of(p("f")).exists);
   expect_only({});
+}
+
+}  // namespace
+}  // namespace cb::keep
+
+namespace cb::keep {
+namespace {
+
+// mv a b over an existing b: a comes back (the very inode, moved back) and
+// so does b (from the store).
+TEST_F(UndoTest, AMoveOverAFileMovesBackAndRestoresWhatItReplaced) {
+  write_file(p("a"), test::random_bytes(3000, 21), 0640);
+  write_file(p("b"), test::random_bytes(4096, 22), 0600);
+  stamp("a", 1);
+  stamp("b", 2);
+  auto before = states({"a", "b"});
+  {
+    auto dir = test::open_dir(work_);
+    Context c = ctx(Op::RenameOver, "b");
+    c.event = 1;
+    Snapshot s = keeper_->keep_before_unlink(dir.get(), "b", c);
+    ASSERT_NE(s.kept, Kept::NotKept) << s.reason;
+  }
+  ASSERT_EQ(rename(p("a").c_str(), p("b").c_str()), 0);
+  finish();
+  std::vector<AuditEvent> events = {event(1, cb::Action::FileRename, "a", "b")};
+  auto r = undo_with(events);
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->applied.moved_back, 1u);
+  EXPECT_EQ(r->applied.failed, 0u);
+  EXPECT_EQ(r->applied.conflicts, 0u);
+  expect_restored(before);
+  expect_only({"a", "b"});
+}
+
+// mv src old; then old/x edited: old/x is restored, then old moves back.
+TEST_F(UndoTest, ADirectoryMovedThenEditedComesBackWhole) {
+  auto paths = make_tree(*this, work_, xattrs_, root_);
+  auto before = states(paths);
+  ASSERT_EQ(rename(p("src").c_str(), p("old").c_str()), 0);
+  {
+    auto parent = open_parent(p("old/main.c"));
+    ASSERT_TRUE(parent);
+    Context c = ctx(Op::OpenTrunc, "old/main.c");
+    c.event = 2;
+    Snapshot s = keeper_->keep_before_overwrite(parent->fd.get(), "main.c", c);
+    ASSERT_NE(s.kept, Kept::NotKept) << s.reason;
+    write_file(p("old/main.c"), "rewritten");
+  }
+  finish();
+  std::vector<AuditEvent> events = {event(1, cb::Action::FileRename, "src", "old")};
+  events[0].is_dir = true;
+  UndoOptions opt;
+  opt.plan.session_end_ns = now_ns();
+  auto r = undo_with(events, opt);
+  ASSERT_TRUE(r) << r.error().message;
+  for (const Outcome& o : r->applied.outcomes) EXPECT_TRUE(o.error.empty()) << o.path << ": " << o.error;
+  EXPECT_EQ(r->applied.moved_back, 1u);
+  // main.c's times come back with it; src's own mtime moved when main.c
+  // was replaced in it (the rename's directory times are not kept here).
+  for (const std::string& rel : paths) {
+    if (rel == "src") continue;
+    EXPECT_EQ(state_of(p(rel)), before[rel]) << rel;
+  }
+  EXPECT_FALSE(state_of(p("old")).exists);
+}
+
+// A tree the session created, known only from the audit events: removed
+// with --created when it has not changed since the session ended, the
+// directory after its file.
+TEST_F(UndoTest, ACreatedTreeKnownFromTheAuditTrailIsRemovedWithCreated) {
+  ASSERT_EQ(mkdir(p("gen").c_str(), 0755), 0);
+  write_file(p("gen/out.o"), "object code");
+  finish();
+  std::vector<AuditEvent> events = {event(1, cb::Action::FileCreate, "gen"),
+                                    event(2, cb::Action::FileCreate, "gen/out.o")};
+  events[0].is_dir = true;
+  UndoOptions opt;
+  opt.plan.created = true;
+  opt.plan.session_end_ns = now_ns();
+  auto r = undo_with(events, opt);
+  ASSERT_TRUE(r) << r.error().message;
+  for (const Outcome& o : r->applied.outcomes) EXPECT_TRUE(o.error.empty()) << o.path << ": " << o.error;
+  EXPECT_EQ(r->applied.removed, 2u);
+  EXPECT_FALSE(state_of(p("gen")).exists);
+
+  // Made again and edited after "the end": refused.
+  ASSERT_EQ(mkdir(p("gen").c_str(), 0755), 0);
+  write_file(p("gen/out.o"), "object code");
+  opt.plan.session_end_ns = now_ns() - 60ll * 1000000000;
+  r = undo_with(events, opt);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->applied.removed, 0u);
+  EXPECT_EQ(r->applied.conflicts, 2u);
+  EXPECT_TRUE(state_of(p("gen/out.o")).exists);
 }
 
 }  // namespace
