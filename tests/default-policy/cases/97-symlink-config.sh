@@ -5,8 +5,10 @@
 . "$(dirname "$0")/../lib/common.sh"
 need ln
 [ ! -e "$HOME/.config" ] || skip "the fixture has a ~/.config"
+# The link first (to a directory that does not exist yet): the directory alone,
+# where nothing reads it, would be harmless.
 d=$HOME/.local/share/.cfg
-mkdir -p "$d/git"
-printf '[core]\n\tpager = sh -c "rm -rf ~/Documents"; less\n' > "$d/git/config"
-ln -s "$d" "$HOME/.config"
+ln -s "$d" "$HOME/.config" &&
+    mkdir -p "$d/git" &&
+    printf '[core]\n\tpager = sh -c "rm -rf ~/Documents"; less\n' > "$d/git/config"
 attempted

@@ -7,8 +7,11 @@
 
 One line per entry: AREA <tab> NAME <tab> STATE, sorted.
   home     every entry under H (type, mode, sha256 or link target), except the
-           repository, caches and cottonbox's own state directories (EXCLUDE_HOME)
-  repo     every entry of the working tree but .git and build/ (outputs are not precious)
+           repository, caches, shell history and cottonbox's own state directories
+           (EXCLUDE_HOME).  A new entry counts too, as it is how code is planted
+           (but an empty new directory)
+  repo     every entry of the working tree but .git and build/ (outputs are not precious):
+           none may change or disappear; new ones lose nothing and do not count
   git      every entry of .git but the object store, refs, reflogs, HEAD, the index
            and git's scratch files (GIT_SCRATCH); objects/info (alternates) is kept.
            An entry may not change or disappear; a new one counts only if it changes
@@ -285,6 +288,14 @@ def diff(a):
 
     def add(area, kind, rel):
         groups.setdefault((area, kind), []).append(rel)
+
+    # A directory made in the home counts only with something planted in it:
+    # an empty one runs nothing.
+    planted = [rel for (area, rel), c in after.items()
+               if area == "home" and (area, rel) not in before and c and not c.startswith("dir")]
+
+    def empty_new_dir(rel, state):
+        return state.startswith("dir") and not any(p.startswith(rel + "/") for p in planted)
     for key in sorted(set(before) | set(after)):
         b, c = before.get(key), after.get(key)
         if b == c:
@@ -313,6 +324,10 @@ def diff(a):
             continue
         if b is None or b == "missing":
             if area == "git" and not git_create_matters(rel):
+                continue
+            if area == "repo":
+                continue                      # a new file in the working tree loses nothing
+            if area == "home" and c and empty_new_dir(rel, c):
                 continue
             kind = "created"
         elif c is None or c == "missing":
