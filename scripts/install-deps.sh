@@ -18,6 +18,8 @@ PACKAGES=(
     perl findutils coreutils util-linux e2fsprogs procps sqlite3 iproute2 psmisc
     # the Houdini corpus (../shared/houdini) run by the test suite
     bash-builtins busybox curl diffutils gdb p7zip-full patch vim-tiny xz-utils
+    # the default-policy corpus (tests/default-policy): the user's deputies and schedulers
+    tmux screen at cron dbus-daemon dbus-bin bsdutils
     # benchmarks (bench/): comparison points where Debian has them
     strace bubblewrap hyperfine
     # the MCP clients' runtime (scripts/install-npm-tools.sh brings the clients)
