@@ -56,7 +56,55 @@ bool process_matches(const Rule& r, const Event& ev) {
   return false;
 }
 
-bool unconditional(const Rule& r) { return r.processes.empty() && !r.when; }
+// `host:` and `port:` test the IP address of a network event.  An allow
+// rule trusts only names a process asked for; a protecting rule also the
+// names on the CNAME chains, so that a chain cannot lead around it.
+bool host_matches(const Rule& r, const Event& ev) {
+  const NetObject& n = ev.net;
+  if (!n.ip()) return false;
+  const auto& names = r.decision == Decision::Allow ? n.hosts : n.names;
+  for (const auto& h : r.hosts) {
+    if (h.kind == HostPattern::Kind::Address) {
+      if (h.cidr.contains(n.addr)) return true;
+      continue;
+    }
+    for (const auto& name : names)
+      if (h.match_name(name)) return true;
+  }
+  return false;
+}
+
+bool port_matches(const Rule& r, const Event& ev) {
+  if (!ev.net.ip()) return false;
+  for (const auto& p : r.ports)
+    if (p.contains(ev.net.port)) return true;
+  return false;
+}
+
+bool unconditional(const Rule& r) { return r.processes.empty() && !r.when && r.hosts.empty() && r.ports.empty(); }
+
+// The deepest directory at or below which every match of `globs` lies; ""
+// when there is none but "/".
+std::string common_anchor(const std::vector<Glob>& globs) {
+  std::string common;
+  bool first = true;
+  for (const auto& g : globs) {
+    const std::string& base = g.literal_base();
+    // "unix:/run/x", a relative pattern or one that starts with a wildcard.
+    if (base.empty() || base[0] != '/') return "";
+    if (first) {
+      common = base;
+      first = false;
+      continue;
+    }
+    // The deepest directory both lie at or below.
+    while (!at_or_below(base, common)) {
+      size_t slash = common.rfind('/');
+      common.resize(slash == 0 ? 1 : slash);
+    }
+  }
+  return common == "/" ? "" : common;
+}
 
 // Could `r` match some event whose path is `root` or below it?  Judged by
 // literal bases only, so the answer errs towards yes.
@@ -95,6 +143,8 @@ Verdict decide(const Policy& p, const Event& ev) {
   for (const auto& r : p.rules) {
     if (!(r.actions & a)) continue;
     if (!r.paths.empty() && !path_matches(r, ev)) continue;
+    if (!r.hosts.empty() && !host_matches(r, ev)) continue;
+    if (!r.ports.empty() && !port_matches(r, ev)) continue;
     if (!r.processes.empty() && !process_matches(r, ev)) continue;
     if (r.when && !eval_expr(*r.when, ev)) continue;
     return Verdict{r.decision, r.id, r.message, r.builtin};
@@ -103,30 +153,23 @@ Verdict decide(const Policy& p, const Event& ev) {
 }
 
 void index_rules(Policy& p) {
-  for (auto& r : p.rules) {
-    r.anchor.clear();
-    std::string common;
-    bool first = true;
-    for (const auto& g : r.paths) {
-      const std::string& base = g.literal_base();
-      // "unix:/run/x", a relative pattern or one that starts with a wildcard.
-      if (base.empty() || base[0] != '/') {
-        common.clear();
+  for (auto& r : p.rules) r.anchor = common_anchor(r.paths);
+  for (auto& t : p.taints) t.anchor = common_anchor(t.paths);
+}
+
+uint64_t taint_bits(const Policy& p, std::string_view path) {
+  uint64_t bits = 0;
+  for (size_t i = 0; i < p.taints.size(); ++i) {
+    const TaintList& t = p.taints[i];
+    if (!t.anchor.empty() && !at_or_below(path, t.anchor)) continue;
+    for (const auto& g : t.paths) {
+      if (g.match(path)) {
+        bits |= uint64_t{1} << i;
         break;
       }
-      if (first) {
-        common = base;
-        first = false;
-        continue;
-      }
-      // The deepest directory both lie at or below.
-      while (!at_or_below(base, common)) {
-        size_t slash = common.rfind('/');
-        common.resize(slash == 0 ? 1 : slash);
-      }
     }
-    if (common != "/") r.anchor = std::move(common);
   }
+  return bits;
 }
 
 ActionMask actions_needing_decision(const Policy& p) {
@@ -168,7 +211,8 @@ void add_self_protection(Policy& p, const SelfProtection& sp) {
   if (!sp.protected_dirs.empty()) {
     Rule r;
     r.id = kSelfProtectControl;
-    r.actions = kFileMutate | bit(Action::NetConnect) | bit(Action::NetBind);
+    // net.send too: a datagram sent to a socket path there is a connection to it.
+    r.actions = kFileMutate | bit(Action::NetConnect) | bit(Action::NetBind) | bit(Action::NetSend);
     for (const auto& d : sp.protected_dirs) {
       if (d.empty()) continue;
       std::string dir = d;
@@ -234,6 +278,16 @@ std::string describe_rule(const Rule& r) {
       if (i > 0) out += "\n            ";
       out += r.paths[i].text();
     }
+    out += "\n";
+  }
+  if (!r.hosts.empty()) {
+    out += "  hosts:    ";
+    for (size_t i = 0; i < r.hosts.size(); ++i) out += (i > 0 ? ", " : "") + r.hosts[i].text;
+    out += "\n";
+  }
+  if (!r.ports.empty()) {
+    out += "  ports:    ";
+    for (size_t i = 0; i < r.ports.size(); ++i) out += (i > 0 ? ", " : "") + r.ports[i].text();
     out += "\n";
   }
   if (!r.processes.empty()) {

@@ -12,22 +12,15 @@ struct ActionInfo {
   ObjectKind object;
 };
 constexpr std::array<ActionInfo, static_cast<size_t>(Action::Count)> kActions = {{
-    {"file.read", ObjectKind::Path},
-    {"file.write", ObjectKind::Path},
-    {"file.create", ObjectKind::Path},
-    {"file.delete", ObjectKind::Path},
-    {"file.rename", ObjectKind::Path},
-    {"file.truncate", ObjectKind::Path},
-    {"file.link", ObjectKind::Path},
-    {"file.attr", ObjectKind::Path},
-    {"proc.exec", ObjectKind::Path},
-    {"proc.signal", ObjectKind::Process},
-    {"proc.trace", ObjectKind::Process},
-    {"net.connect", ObjectKind::Address},
-    {"net.bind", ObjectKind::Address},
-    {"sys.mount", ObjectKind::Facility},
-    {"sys.namespace", ObjectKind::Facility},
-    {"sys.io_uring", ObjectKind::Facility},
+    {"file.read", ObjectKind::Path},         {"file.write", ObjectKind::Path},
+    {"file.create", ObjectKind::Path},       {"file.delete", ObjectKind::Path},
+    {"file.rename", ObjectKind::Path},       {"file.truncate", ObjectKind::Path},
+    {"file.link", ObjectKind::Path},         {"file.attr", ObjectKind::Path},
+    {"proc.exec", ObjectKind::Path},         {"proc.signal", ObjectKind::Process},
+    {"proc.trace", ObjectKind::Process},     {"net.connect", ObjectKind::Address},
+    {"net.bind", ObjectKind::Address},       {"net.send", ObjectKind::Address},
+    {"net.listen", ObjectKind::Address},     {"sys.mount", ObjectKind::Facility},
+    {"sys.namespace", ObjectKind::Facility}, {"sys.io_uring", ObjectKind::Facility},
     {"sys.kernel", ObjectKind::Facility},
 }};
 
@@ -72,6 +65,26 @@ std::vector<std::string_view> action_vocabulary() {
   for (const auto& a : kActions) v.push_back(a.name);
   for (auto g : {"file.mutate", "file.*", "proc.*", "net.*", "sys.*", "*"}) v.emplace_back(g);
   return v;
+}
+
+std::string_view net_proto_name(NetProto p) {
+  switch (p) {
+    case NetProto::None: return "";
+    case NetProto::Tcp: return "tcp";
+    case NetProto::Udp: return "udp";
+    case NetProto::Unix: return "unix";
+    case NetProto::Other: return "other";
+  }
+  return "";
+}
+
+NetObject make_net_object(NetProto proto, const IpAddr& addr, uint16_t port) {
+  NetObject n;
+  n.proto = proto;
+  n.addr = addr;
+  n.addr_text = addr.text();
+  n.port = port;
+  return n;
 }
 
 std::string_view decision_name(Decision d) {
