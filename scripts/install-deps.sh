@@ -16,6 +16,8 @@ PACKAGES=(
     clang-format
     libgtest-dev libgmock-dev python3 git make gcc libc6-dev tar gzip zip unzip rsync
     perl findutils coreutils util-linux e2fsprogs procps sqlite3 iproute2 psmisc
+    # the network tests: dig, and dnsmasq as the test zone's upstream resolver
+    bind9-dnsutils dnsmasq-base
     # the Houdini corpus (../shared/houdini) run by the test suite
     bash-builtins busybox curl diffutils gdb p7zip-full patch vim-tiny xz-utils
     # benchmarks (bench/): comparison points where Debian has them
