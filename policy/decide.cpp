@@ -1,5 +1,6 @@
 // The pure decision and what can be derived from a compiled Policy.
 #include <algorithm>
+#include <optional>
 
 #include "policy/policy.h"
 
@@ -59,8 +60,7 @@ bool process_matches(const Rule& r, const Event& ev) {
 // `host:` and `port:` test the IP address of a network event.  An allow
 // rule trusts only names a process asked for; a protecting rule also the
 // names on the CNAME chains, so that a chain cannot lead around it.
-bool host_matches(const Rule& r, const Event& ev) {
-  const NetObject& n = ev.net;
+bool host_matches(const Rule& r, const NetObject& n) {
   if (!n.ip()) return false;
   const auto& names = r.decision == Decision::Allow ? n.hosts : n.names;
   for (const auto& h : r.hosts) {
@@ -74,10 +74,10 @@ bool host_matches(const Rule& r, const Event& ev) {
   return false;
 }
 
-bool port_matches(const Rule& r, const Event& ev) {
-  if (!ev.net.ip()) return false;
+bool port_matches(const Rule& r, const NetObject& n) {
+  if (!n.ip()) return false;
   for (const auto& p : r.ports)
-    if (p.contains(ev.net.port)) return true;
+    if (p.contains(n.port)) return true;
   return false;
 }
 
@@ -140,11 +140,20 @@ std::string action_names(ActionMask m) {
 
 Verdict decide(const Policy& p, const Event& ev) {
   const ActionMask a = bit(ev.action);
+  // An event whose producer gave no network object still names its address
+  // in its path (the text made from the very sockaddr that is checked and
+  // carried out): read on the first rule that needs it, at most once.
+  std::optional<NetObject> from_path;
+  auto net = [&]() -> const NetObject& {
+    if (ev.net.proto != NetProto::None) return ev.net;
+    if (!from_path) from_path = net_object_from_path(ev.path);
+    return *from_path;
+  };
   for (const auto& r : p.rules) {
     if (!(r.actions & a)) continue;
     if (!r.paths.empty() && !path_matches(r, ev)) continue;
-    if (!r.hosts.empty() && !host_matches(r, ev)) continue;
-    if (!r.ports.empty() && !port_matches(r, ev)) continue;
+    if (!r.hosts.empty() && !host_matches(r, net())) continue;
+    if (!r.ports.empty() && !port_matches(r, net())) continue;
     if (!r.processes.empty() && !process_matches(r, ev)) continue;
     if (r.when && !eval_expr(*r.when, ev)) continue;
     return Verdict{r.decision, r.id, r.message, r.builtin};

@@ -87,6 +87,27 @@ NetObject make_net_object(NetProto proto, const IpAddr& addr, uint16_t port) {
   return n;
 }
 
+NetObject net_object_from_path(std::string_view path) {
+  NetObject n;
+  if (path.starts_with("unix:")) {
+    n.proto = NetProto::Unix;
+    return n;
+  }
+  NetProto proto = path.starts_with("tcp:") ? NetProto::Tcp : path.starts_with("udp:") ? NetProto::Udp : NetProto::None;
+  if (proto == NetProto::None) return n;
+  std::string_view rest = path.substr(4);
+  size_t colon = rest.rfind(':');
+  if (colon == std::string_view::npos || colon + 1 == rest.size() || rest.size() - colon - 1 > 5) return n;
+  unsigned port = 0;
+  for (char c : rest.substr(colon + 1)) {
+    if (c < '0' || c > '9') return n;
+    port = port * 10 + static_cast<unsigned>(c - '0');
+  }
+  auto addr = IpAddr::parse(rest.substr(0, colon));
+  if (!addr || port > 65535) return n;
+  return make_net_object(proto, *addr, static_cast<uint16_t>(port));
+}
+
 std::string_view decision_name(Decision d) {
   switch (d) {
     case Decision::Allow: return "allow";

@@ -122,6 +122,11 @@ struct NetObject {
 };
 // Sets proto, addr, addr_text and port together.
 NetObject make_net_object(NetProto proto, const IpAddr& addr, uint16_t port);
+// The object read back from an event's path as the supervisor and the
+// tracer write it ("tcp:203.0.113.7:443", "udp:[2001:db8::1]:53",
+// "unix:/run/x.sock"): proto None when the path is no such text.  Names are
+// not in the path; this is for events recorded without a NetObject.
+NetObject net_object_from_path(std::string_view path);
 
 // A file from a taint list (`read(@secrets)`) read by the process or by the
 // part of its tree it got data from, before this event: what the prompt

@@ -451,11 +451,16 @@ TEST(NetDecide, HostAndPortRulesNeverMatchUnixSocketsOrOtherActions) {
   f.action = Action::FileWrite;
   f.path = "/tmp/x";
   EXPECT_EQ(decide(p, f).rule_id, "");
-  // A net event whose producer left the object empty: host/port rules pass over it.
+  // A net event whose producer gave no object: its address is read from
+  // its path (names are then unknown).
   Event bare;
   bare.action = Action::NetConnect;
-  bare.path = "tcp:169.254.169.254:80";
-  EXPECT_NE(decide(p, bare).rule_id, "no-metadata");
+  bare.path = "tcp:[::ffff:169.254.169.254]:80";
+  EXPECT_EQ(decide(p, bare).rule_id, "no-metadata");
+  bare.path = "tcp:127.0.0.1:8000";
+  EXPECT_EQ(decide(p, bare).rule_id, "local-dev");
+  bare.path = "unix:/run/docker.sock";
+  EXPECT_EQ(decide(p, bare).rule_id, "unix-by-path");
 }
 
 TEST(NetDecide, CombinedWithProcessAndWhen) {
@@ -606,6 +611,29 @@ rules:
   f.action = Action::FileWrite;
   f.path = "/tmp/x";
   EXPECT_EQ(decide(p, f).rule_id, "a");
+}
+
+}  // namespace
+}  // namespace cb
+
+namespace cb {
+namespace {
+
+TEST(NetObjectFromPath, ReadsWhatTheSupervisorWrites) {
+  NetObject t = net_object_from_path("tcp:203.0.113.7:443");
+  EXPECT_EQ(t.proto, NetProto::Tcp);
+  EXPECT_EQ(t.addr_text, "203.0.113.7");
+  EXPECT_EQ(t.port, 443);
+  NetObject u = net_object_from_path("udp:[2001:db8::1]:53");
+  EXPECT_EQ(u.proto, NetProto::Udp);
+  EXPECT_EQ(u.addr_text, "2001:db8::1");
+  EXPECT_EQ(u.port, 53);
+  EXPECT_EQ(net_object_from_path("tcp:[::ffff:10.0.0.1]:80").addr_text, "10.0.0.1");
+  EXPECT_EQ(net_object_from_path("unix:/run/x.sock").proto, NetProto::Unix);
+  EXPECT_FALSE(net_object_from_path("unix:@abstract").ip());
+  for (const char* bad : {"", "/etc/passwd", "tcp:", "tcp:1.2.3.4", "tcp:1.2.3.4:", "tcp:1.2.3.4:99999",
+                          "tcp:1.2.3.4:8x", "tcp:host.example:443", "family:10", "udp:[::1]:123456"})
+    EXPECT_EQ(net_object_from_path(bad).proto, NetProto::None) << bad;
 }
 
 }  // namespace
