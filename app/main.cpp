@@ -72,7 +72,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> positional;
   run->add_option("command", positional, "The command (after --)");
 
-  std::string db;  // --db for check, sessions, events, tree
+  std::string db;  // --db for check, sessions, events, tree, hosts
 
   // ---- check
   std::vector<std::string> check_policies;
@@ -107,6 +107,12 @@ int main(int argc, char** argv) {
   tree->add_option("--session", tree_session, "Session id")->required();
   tree->add_option("--db", db, "Audit database");
   tree->add_flag("--json", json, "JSON output");
+
+  int64_t hosts_session = 0;
+  auto* hosts = app.add_subcommand("hosts", "List the hosts a session contacted, with ports, processes and times");
+  hosts->add_option("--session", hosts_session, "Session id")->required();
+  hosts->add_option("--db", db, "Audit database");
+  hosts->add_flag("--json", json, "One JSON object a line");
 
   // ---- doctor
   bool doctor_json = false;
@@ -166,5 +172,6 @@ int main(int argc, char** argv) {
     return cb::db::print_events(**reader, q, json, std::cout);
   }
   if (*tree) return cb::db::print_tree(**reader, tree_session, json, std::cout);
+  if (*hosts) return cb::db::print_hosts(**reader, hosts_session, json, std::cout);
   return kOwnError;
 }

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "db/bytes.h"
+#include "db/hosts.h"
 #include "db/schema.h"
 #include "db/sqlite.h"
 #include "db/store.h"
@@ -142,6 +143,25 @@ PrefixRange glob_prefix_range(std::string_view pattern) {
   return {lo, hi};
 }
 
+// The net_* columns into ev.net.
+void read_net(Cursor& c, Event& ev) {
+  if (c.null()) return;
+  std::string proto = c.bytes();
+  std::string addr = c.bytes();
+  auto port = c.opt_i64();
+  std::vector<std::string> hosts = detail::decode_string_array(c.bytes());
+  std::vector<std::string> chain = detail::decode_string_array(c.bytes());
+  NetProto p = proto == "tcp"    ? NetProto::Tcp
+               : proto == "udp"  ? NetProto::Udp
+               : proto == "unix" ? NetProto::Unix
+                                 : NetProto::Other;
+  auto ip = IpAddr::parse(addr);
+  ev.net = make_net_object(p, ip.value_or(IpAddr{}), static_cast<uint16_t>(port.value_or(0)));
+  ev.net.hosts = std::move(hosts);
+  ev.net.names = ev.net.hosts;
+  ev.net.names.insert(ev.net.names.end(), chain.begin(), chain.end());
+}
+
 struct Param {
   enum Kind { Int, Text, Blob } kind;
   int64_t i = 0;
@@ -164,6 +184,7 @@ struct Reader::Impl {
   std::string path;
   sql::Database db;
   std::string boot;
+  int version = 0;
 };
 
 Reader::Reader(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -184,7 +205,9 @@ Result<std::unique_ptr<Reader>> Reader::open(const std::string& path) {
   // files; a reader must leave the files as it found them.
   sqlite3_db_config(db->get(), SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, nullptr);
   if (auto r = detail::ensure_schema(*db, path, /*create=*/false); !r) return r.error();
-  auto impl = std::make_unique<Impl>(Impl{path, std::move(*db), detail::current_boot_id()});
+  auto version = db->query_int("PRAGMA user_version");
+  if (!version) return version.error();
+  auto impl = std::make_unique<Impl>(Impl{path, std::move(*db), detail::current_boot_id(), static_cast<int>(*version)});
   return std::unique_ptr<Reader>(new Reader(std::move(impl)));
 }
 
@@ -315,7 +338,10 @@ Result<std::vector<StoredEvent>> Reader::events(const EventQuery& q) {
       " p.proc_id IS NOT NULL, p.pid, p.ppid, p.uid, p.comm, p.exe, p.argv, p.cwd,"
       // kApprovalColumn:
       " a.event_seq IS NOT NULL, a.asked_ns, a.answered_ns, a.answered_by, a.answer,"
-      " a.rule_written"
+      " a.rule_written,"
+      // kNetColumn (a version 2 file has none of them):
+      + std::string(impl_->version >= 3 ? " e.net_proto, e.net_addr, e.net_port, e.net_hosts, e.net_chain"
+                                        : " NULL, NULL, NULL, NULL, NULL") +
       " FROM events e"
       " LEFT JOIN processes p ON p.session = e.session AND p.proc_id = e.proc_id"
       " LEFT JOIN approvals a ON a.session = e.session AND a.event_seq = e.seq"
@@ -336,6 +362,7 @@ Result<std::vector<StoredEvent>> Reader::events(const EventQuery& q) {
 
   // The process columns are read only for a process not seen yet.
   constexpr int kApprovalColumn = 34;
+  constexpr int kNetColumn = 40;
   std::vector<StoredEvent> out;
   // Events of one process share its ProcessInfo, as they do in the supervisor.
   std::map<std::pair<int64_t, uint64_t>, std::shared_ptr<const ProcessInfo>> procs;
@@ -428,6 +455,12 @@ Result<std::vector<StoredEvent>> Reader::events(const EventQuery& q) {
       a.rule_written = c.bytes();
       x.approval = std::move(a);
     }
+    c.seek(kNetColumn);
+    read_net(c, ev);
+    // Recorded without its object (a version 2 file, a producer that gave
+    // none): the address is still in the path.
+    if (ev.net.proto == NetProto::None && action_object(ev.action) == ObjectKind::Address)
+      ev.net = net_object_from_path(ev.path);
     out.push_back(std::move(x));
     if (q.limit > 0 && static_cast<int64_t>(out.size()) >= q.limit) break;
   }
@@ -476,6 +509,62 @@ Result<std::vector<StoredProcess>> Reader::process_chain(int64_t session, uint64
   }
   if (!s->succeeded()) return impl_->db.error("reading processes from " + impl_->path);
   return out;
+}
+
+int Reader::schema_version() const { return impl_->version; }
+
+Result<std::vector<StoredLookup>> Reader::lookups(int64_t session) {
+  std::vector<StoredLookup> out;
+  if (impl_->version < 3) return out;
+  auto s = impl_->db.prepare(
+      "SELECT ts_ns, proc_id, client, transport, name, type, rcode, denied, truncated, chain, addresses,"
+      " upstream, note FROM dns_lookups WHERE session = ?1 ORDER BY rowid");
+  if (!s) return s.error();
+  s->bind_int64(1, session);
+  while (s->step()) {
+    Cursor c(*s);
+    StoredLookup x;
+    x.session = session;
+    LookupRow& r = x.row;
+    r.ts_ns = c.i64();
+    r.proc_id = c.u64();
+    r.client = c.bytes();
+    r.tcp = c.bytes() == "tcp";
+    r.name = c.bytes();
+    r.type = static_cast<uint16_t>(c.i64());
+    r.rcode = c.i32();
+    r.denied = c.flag();
+    r.truncated = c.flag();
+    r.chain = detail::decode_string_array(c.bytes());
+    r.addresses = detail::decode_string_array(c.bytes());
+    r.upstream = c.bytes();
+    r.note = c.bytes();
+    out.push_back(std::move(x));
+  }
+  if (!s->succeeded()) return impl_->db.error("reading lookups from " + impl_->path);
+  return out;
+}
+
+Result<std::vector<HostContact>> Reader::hosts(int64_t session) {
+  if (auto s = this->session(session); !s) return s.error();
+  EventQuery q;
+  q.session = session;
+  q.action = "net.*";
+  auto events = this->events(q);
+  if (!events) return events.error();
+  auto lookups = this->lookups(session);
+  if (!lookups) return lookups.error();
+  auto hosts = summarize_hosts(*events, *lookups);
+  // A lookup names its process by id alone.
+  auto procs = processes(session);
+  if (!procs) return procs.error();
+  for (auto& h : hosts)
+    for (auto& p : h.processes) {
+      if (!p.comm.empty() || p.proc_id == 0) continue;
+      for (const auto& sp : *procs)
+        if (sp.row.proc_id == p.proc_id) p.comm = sp.row.comm, p.pid = sp.row.pid;
+    }
+  return hosts;
 }
 
 }  // namespace cb::db

@@ -116,7 +116,16 @@ CREATE TABLE events (
   layer      TEXT NOT NULL,
   errno      INTEGER,
   enforced   INTEGER NOT NULL,
-  count      INTEGER NOT NULL
+  count      INTEGER NOT NULL,
+  -- Schema 3 (NULL in rows from before, and for events with no network
+  -- object): net.* events' protocol, IP address as text, port, the names a
+  -- process asked for that led to the address and the CNAME names between
+  -- (JSON arrays; NULL when none).
+  net_proto  TEXT,
+  net_addr   TEXT,
+  net_port   INTEGER,
+  net_hosts  TEXT,
+  net_chain  TEXT
 );
 
 -- Paths and targets of events, once per session (mostly): first_id is the
@@ -139,6 +148,42 @@ CREATE TABLE approvals (
 );
 )sql";
 
+// The tables schema 3 added, for a new file and an upgraded one alike.
+constexpr const char* kSchema3Tables = R"sql(
+-- Schema 3.  Every lookup the session's resolver answered: the trail of
+-- which names a session asked for, what they led to, and which were
+-- refused.  Written at the rate of lookups, so an index costs nothing that
+-- matters.
+CREATE TABLE dns_lookups (
+  session   INTEGER NOT NULL,
+  ts_ns     INTEGER NOT NULL,
+  proc_id   INTEGER,
+  client    TEXT NOT NULL,
+  transport TEXT NOT NULL CHECK (transport = 'udp' OR transport = 'tcp'),
+  name      TEXT NOT NULL,
+  type      INTEGER NOT NULL,
+  rcode     INTEGER NOT NULL,
+  denied    INTEGER NOT NULL,
+  truncated INTEGER NOT NULL,
+  chain     TEXT NOT NULL DEFAULT '[]',
+  addresses TEXT NOT NULL DEFAULT '[]',
+  upstream  TEXT,
+  note      TEXT
+);
+CREATE INDEX dns_lookups_session ON dns_lookups (session);
+)sql";
+
+// A version 2 file gains the columns at the end, so that an upgraded file
+// and a new one have one layout.  ADD COLUMN rewrites no row: instant at
+// any size.
+constexpr const char* kUpgradeTo3 = R"sql(
+ALTER TABLE events ADD COLUMN net_proto TEXT;
+ALTER TABLE events ADD COLUMN net_addr TEXT;
+ALTER TABLE events ADD COLUMN net_port INTEGER;
+ALTER TABLE events ADD COLUMN net_hosts TEXT;
+ALTER TABLE events ADD COLUMN net_chain TEXT;
+)sql";
+
 std::string read_first_line(const char* file) {
   std::ifstream in(file);
   std::string line;
@@ -159,7 +204,7 @@ Result<Ok> ensure_schema(sql::Database& db, const std::string& path, bool create
       return Error{0, path + " was written by a newer cottonbox (schema version " + std::to_string(v) +
                           "; this build knows version " + std::to_string(kSchemaVersion) +
                           "); upgrade cottonbox or choose another file with --db"};
-    if (v != 0 && v < kSchemaVersion)
+    if (v != 0 && v < kOldestUpgradableSchema)
       return Error{0, path + " has schema version " + std::to_string(v) +
                           ", which this build cannot upgrade; move the file aside (a new one is "
                           "created) or choose another file with --db"};
@@ -167,6 +212,9 @@ Result<Ok> ensure_schema(sql::Database& db, const std::string& path, bool create
   };
   if (auto r = check(*version); !r) return r;
   if (*version == kSchemaVersion) return Ok{};
+  // An older layout: readers read it as it is (what it lacks reads as
+  // NULL); the first writer upgrades it.
+  if (*version != 0 && !create) return Ok{};
 
   if (!create) return Error{0, path + " is not a cottonbox audit database (no schema version)"};
 
@@ -177,6 +225,15 @@ Result<Ok> ensure_schema(sql::Database& db, const std::string& path, bool create
   if (!version) return version.error();
   if (auto r = check(*version); !r) return r;
   if (*version == kSchemaVersion) return Ok{};
+  std::string set_version = "PRAGMA user_version = " + std::to_string(kSchemaVersion);
+  if (*version != 0) {
+    if (*version < 3) {
+      if (auto r = db.exec(kUpgradeTo3); !r) return r;
+      if (auto r = db.exec(kSchema3Tables); !r) return r;
+    }
+    if (auto r = db.exec(set_version.c_str()); !r) return r;
+    return tx.commit();
+  }
   auto tables = db.query_int("SELECT count(*) FROM sqlite_schema");
   if (!tables) return tables.error();
   if (*tables != 0)
@@ -184,7 +241,7 @@ Result<Ok> ensure_schema(sql::Database& db, const std::string& path, bool create
                         " is an SQLite database of something else; cottonbox will not write "
                         "into it"};
   if (auto r = db.exec(kSchemaSql); !r) return r;
-  std::string set_version = "PRAGMA user_version = " + std::to_string(kSchemaVersion);
+  if (auto r = db.exec(kSchema3Tables); !r) return r;
   if (auto r = db.exec(set_version.c_str()); !r) return r;
   return tx.commit();
 }

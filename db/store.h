@@ -24,7 +24,12 @@
 namespace cb::db {
 
 // 2: the first schema a release writes (1 was a development layout).
-constexpr int kSchemaVersion = 2;
+// 3: the network: each event's network object (net_* columns: protocol,
+//    address, port, the names the session resolved to the address) and the
+//    session resolver's lookups (dns_lookups).  A version 2 file is
+//    upgraded in place by the first writer; readers read it as it is.
+constexpr int kSchemaVersion = 3;
+constexpr int kOldestUpgradableSchema = 2;
 constexpr std::chrono::milliseconds kCommitInterval{50};
 
 // ----------------------------------------------------------------- writer --
@@ -63,6 +68,7 @@ class Writer {
   void exit_process(int64_t session, ProcessExit e);
   void add_event(int64_t session, EventRow e);
   void add_approval(int64_t session, ApprovalRow a);
+  void add_lookup(int64_t session, LookupRow l);
   void add_degraded(int64_t session, std::string reason);  // appended once per distinct reason
   void set_events_lost(int64_t session, uint64_t lost);    // the tracer's running total
 
@@ -110,6 +116,33 @@ struct StoredEvent {
   std::optional<ApprovalRow> approval;
 };
 
+// Each host a session's processes reached (net.* events with an IP
+// address), by the first name the session resolved for it, or by its
+// address when none: `cottonbox hosts`.
+struct HostContact {
+  std::string host;                    // the name, or the address when no name led to it
+  std::vector<std::string> names;      // every name asked for that led to these addresses
+  std::vector<std::string> addresses;  // as text, in order of first contact
+  std::string proto;                   // "tcp", "udp"; "dns" for a name refused at resolution
+  uint16_t port = 0;
+  std::vector<std::string> actions;  // net.connect, net.send, ...
+  struct Process {
+    uint64_t proc_id = 0;
+    int32_t pid = 0;
+    std::string comm;
+    uint64_t events = 0;
+  };
+  std::vector<Process> processes;  // in order of first contact
+  int64_t first_ns = 0, last_ns = 0;
+  uint64_t events = 0, denied = 0, asked = 0;
+  uint64_t lookups = 0, lookups_refused = 0;  // of host's name by the session's resolver
+};
+
+struct StoredLookup {
+  int64_t session = 0;
+  LookupRow row;
+};
+
 struct StoredProcess {
   int64_t session = 0;
   ProcessRow row;
@@ -128,6 +161,11 @@ class Reader {
   Result<std::vector<StoredProcess>> processes(int64_t session);
   // The chain from `proc_id` up to the session's root process (nearest first).
   Result<std::vector<StoredProcess>> process_chain(int64_t session, uint64_t proc_id);
+  // Hosts contacted in a session, in order of first contact; names refused
+  // at resolution follow as rows of proto "dns".
+  Result<std::vector<HostContact>> hosts(int64_t session);
+  Result<std::vector<StoredLookup>> lookups(int64_t session);
+  int schema_version() const;
 
   const std::string& path() const;
 
