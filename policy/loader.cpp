@@ -760,6 +760,10 @@ class Loader {
     }
     if (r.hosts) {
       for (const auto& h : *r.hosts) {
+        if (h.value.starts_with("@")) {
+          ok &= add_host_list(h, out);
+          continue;
+        }
         auto expanded = expand_vars(h, false);
         if (!expanded) {
           ok = false;
@@ -788,6 +792,27 @@ class Loader {
       }
     } else if (r.keys.count("port")) {
       ok = false;
+    }
+    return ok;
+  }
+
+  // host: ["@registries"]: every item of the list is a host pattern.
+  bool add_host_list(const Scalar& h, Rule& out) {
+    std::string ref = h.value.substr(1);
+    auto it = expanded_.find(ref);
+    if (it == expanded_.end()) {
+      error(h.file, h.mark, "unknown list '@" + ref + "'" + did_you_mean(ref, list_names()));
+      return false;
+    }
+    bool ok = true;
+    for (const auto& item : it->second) {
+      NetParseError e;
+      if (auto p = parse_host_pattern(item, &e)) {
+        out.hosts.push_back(std::move(*p));
+      } else {
+        error(h.file, h.mark, "list '@" + ref + "' has '" + item + "': " + e.message);
+        ok = false;
+      }
     }
     return ok;
   }

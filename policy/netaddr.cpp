@@ -235,6 +235,20 @@ std::string normalize_host_name(std::string_view name) {
 
 bool HostPattern::match_name(std::string_view name) const {
   if (kind != Kind::Name || name.empty()) return false;
+  if (name.find('\\') == std::string_view::npos) {
+    // The usual name: labels from the right, nothing allocated (decide()
+    // runs this for every name of every connection a host rule meets).
+    size_t end = name.size();
+    for (size_t i = labels.size(); i-- > 0;) {
+      if (end == 0) return false;  // fewer labels than the pattern
+      size_t dot = name.rfind('.', end - 1);
+      size_t start = dot == std::string_view::npos ? 0 : dot + 1;
+      if (!match_label(labels[i], name.substr(start, end - start))) return false;
+      end = dot == std::string_view::npos ? 0 : dot;
+    }
+    // What is left: nothing for an exact pattern, one label or more for "*.".
+    return any_subdomain ? end > 0 : end == 0 && (labels.empty() || name.find('.') != 0);
+  }
   auto have = split_labels(name);
   if (any_subdomain ? have.size() <= labels.size() : have.size() != labels.size()) return false;
   size_t skip = have.size() - labels.size();

@@ -328,6 +328,26 @@ TEST(NetLoader, EveryErrorAtItsPlace) {
                "p.yaml:5:5: error: unknown key 'ports' in rule; did you mean 'port'?");
 }
 
+TEST(NetLoader, HostListsExpand) {
+  Policy p = load_ok(R"(version: 1
+lists:
+  forges: [github.com, "*.github.com", "@mirrors"]
+  mirrors: [10.20.0.0/16]
+rules:
+  - {id: a, action: net.connect, host: ["@forges", gitlab.com], decision: allow}
+)");
+  std::vector<std::string> hosts;
+  for (const auto& h : p.rules[0].hosts) hosts.push_back(h.text);
+  EXPECT_EQ(hosts, (std::vector<std::string>{"github.com", "*.github.com", "10.20.0.0/16", "gitlab.com"}));
+  expect_error("version: 1\nlists:\n  forges: [github.com]\n" + kHead.substr(11) +
+                   "  - {id: a, action: net.connect, host: ['@forge'], decision: allow}\n",
+               "p.yaml:5:41: error: unknown list '@forge'; did you mean 'forges'?");
+  expect_error("version: 1\nlists:\n  forges: ['git hub.com']\n" + kHead.substr(11) +
+                   "  - {id: a, action: net.connect, host: ['@forges'], decision: allow}\n",
+               "p.yaml:5:41: error: list '@forges' has 'git hub.com': ' ' cannot appear in a host name (letters, "
+               "digits, '-', '_' and '*'; write an internationalized name in its xn-- form)");
+}
+
 // ---------------------------------------------------------------- deciding
 
 Event net_event(Action a, NetProto proto, const std::string& addr, uint16_t port, std::vector<std::string> hosts = {},
