@@ -12,10 +12,12 @@ PACKAGES=(
     libyaml-cpp-dev libsqlite3-dev nlohmann-json3-dev libcli11-dev
     # GUI
     qt6-base-dev qt6-base-dev-tools libgl-dev xvfb xauth
-    # tests, and the format check
-    clang-format
+    # tests, the format and tidy checks (clang, llvm above also build the sanitizer and fuzz targets)
+    clang-format clang-tidy
     libgtest-dev libgmock-dev python3 git make gcc libc6-dev tar gzip zip unzip rsync
     perl findutils coreutils util-linux e2fsprogs procps sqlite3 iproute2 psmisc
+    # the network tests: dig, and dnsmasq as the test zone's upstream resolver
+    bind9-dnsutils dnsmasq-base
     # the Houdini corpus (../shared/houdini) run by the test suite
     bash-builtins busybox curl diffutils gdb p7zip-full patch vim-tiny xz-utils
     # the default-policy corpus (tests/default-policy): the user's deputies and schedulers
