@@ -81,8 +81,7 @@ Classified open_path(const Call& call, PathContext& ctx, const ClassifyEnv& env,
       w.aliases = aliases;
       c.facets.push_back(std::move(w));
     }
-    c.op.fifo = S_ISFIFO(r->st.st_mode) && !(flags & O_NONBLOCK) && acc == O_WRONLY;
-    c.op.blocking = c.op.fifo;
+    c.op.blocking = S_ISFIFO(r->st.st_mode) && !(flags & O_NONBLOCK) && acc == O_WRONLY;
   }
   c.op.dir = std::move(r->parent);
   c.op.obj = std::move(r->object);
