@@ -120,7 +120,7 @@ Classified rename_at(const Call& call, PathContext& ctx, int odir, int oarg, int
   if (!o) return fail(o.error().err);
   auto n = resolve_path(ctx, ndir, *np, Follow::NoFinal);
   if (!n) return fail(n.error().err);
-  if (o->object || n->object) return fail(o->object ? EBUSY : EBUSY);
+  if (o->object || n->object) return fail(EBUSY);
   if (!o->exists) return fail(ENOENT);
   bool exchange = flags & RENAME_EXCHANGE;
   if (exchange && !n->exists) return fail(ENOENT);

@@ -28,6 +28,7 @@ PACKAGES=(
     nodejs
 )
 
+log=${CB_INSTALL_LOG:-/tmp/cottonbox-install-deps.log}
 missing=()
 for p in "${PACKAGES[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")
@@ -42,7 +43,12 @@ if [ "$(id -u)" != 0 ]; then
     echo "install-deps: missing ${missing[*]}; run this script as root" >&2
     exit 1
 fi
-echo "install-deps: installing ${missing[*]}"
+echo "install-deps: installing ${#missing[@]} packages (apt's output: $log)"
 export DEBIAN_FRONTEND=noninteractive
-apt-get update -qq
-apt-get install -y -qq --no-install-recommends "${missing[@]}"
+# The package manager's chatter goes to the log; on failure its end is shown.
+if ! { apt-get update -qq && apt-get install -y -qq --no-install-recommends "${missing[@]}"; } >"$log" 2>&1; then
+    tail -n 30 "$log" >&2
+    echo "install-deps: apt-get failed; the whole output is in $log" >&2
+    exit 1
+fi
+echo "install-deps: done"
