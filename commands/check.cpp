@@ -8,6 +8,7 @@
 
 #include "notify/carry.h"
 #include "plan/plan.h"
+#include "policy/trust.h"
 #include "session/session.h"
 #include "trace/core_btf.h"
 
@@ -55,6 +56,7 @@ int run_check(const std::vector<std::string>& policy_files, const std::map<std::
     sp.protected_dirs.push_back(std::string(rt) + "/cottonbox");
   if (struct stat st; stat(core_btf_dir().c_str(), &st) == 0 && S_ISDIR(st.st_mode))
     sp.protected_dirs.push_back(core_btf_dir());
+  sp.config_paths = config_paths();
   add_self_protection(*p, sp);
 
   PlanInput in;
@@ -129,6 +131,7 @@ int run_check(const std::vector<std::string>& policy_files, const std::map<std::
     j["continued_at_once"] = at_once;
     j["notes"] = plan.notes;
     j["weakened"] = plan.weakened;
+    j["warnings"] = trust_warnings(*p);
     out << j.dump(2) << "\n";
     return 0;
   }
@@ -164,6 +167,7 @@ int run_check(const std::vector<std::string>& policy_files, const std::map<std::
   }
   for (const auto& n : plan.notes) out << "\nnote: " << n << "\n";
   for (const auto& w : plan.weakened) out << "\nweakened: " << w << "\n";
+  for (const auto& w : trust_warnings(*p)) out << "\nwarning: " << w << "\n";
   return 0;
 }
 

@@ -13,6 +13,7 @@ using match_detail::process_matches;
 
 constexpr std::string_view kSelfProtectFiles = "cottonbox:self-protect-files";
 constexpr std::string_view kSelfProtectControl = "cottonbox:self-protect-control";
+constexpr std::string_view kSelfProtectConfig = "cottonbox:self-protect-config";
 
 bool unconditional(const Rule& r) { return r.processes.empty() && !r.when; }
 
@@ -105,7 +106,8 @@ ActionMask actions_logged(const Policy& p) {
 void add_self_protection(Policy& p, const SelfProtection& sp) {
   // Idempotent: a second call replaces the first call's rules.
   std::erase_if(p.rules, [](const Rule& r) {
-    return r.kind == Builtin::SelfProtectFiles || r.kind == Builtin::SelfProtectControl;
+    return r.kind == Builtin::SelfProtectFiles || r.kind == Builtin::SelfProtectControl ||
+           r.kind == Builtin::SelfProtectConfig;
   });
   std::vector<Rule> front;
   auto add_glob = [](Rule& r, const std::string& pattern) {
@@ -139,6 +141,24 @@ void add_self_protection(Policy& p, const SelfProtection& sp) {
     r.decision = Decision::Deny;
     r.message = "cottonbox's runtime files (the control socket, the tracer's cache) cannot be touched";
     r.kind = Builtin::SelfProtectControl;
+    if (!r.paths.empty()) front.push_back(std::move(r));
+  }
+  if (!sp.config_paths.empty()) {
+    Rule r;
+    r.id = kSelfProtectConfig;
+    r.actions = kFileMutate;
+    for (const auto& c : sp.config_paths) {
+      if (c.empty() || c[0] != '/') continue;
+      std::string path = c;
+      while (path.size() > 1 && path.back() == '/') path.pop_back();
+      if (path == "/") continue;
+      // The name itself (created, replaced, moved) and everything below it.
+      add_glob(r, Glob::escape(path));
+      add_glob(r, Glob::escape(path) + "/**");
+    }
+    r.decision = Decision::Deny;
+    r.message = "cottonbox's own configuration (what it loads next time) cannot be changed from a session";
+    r.kind = Builtin::SelfProtectConfig;
     if (!r.paths.empty()) front.push_back(std::move(r));
   }
   p.rules.insert(p.rules.begin(), std::make_move_iterator(front.begin()), std::make_move_iterator(front.end()));

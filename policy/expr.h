@@ -15,8 +15,17 @@
 //   Field    ::= "action" | "syscall" | "path" | "target" | "flags" | "is_dir" | "uid"
 //              | "proc.name" | "proc.exe" | "proc.argv" | "proc.pid" | "proc.ppid"
 //              | "proc.ancestors" | "proc.cwd" | "proc.deletes" | "target.pid"
+//              | "proc.comm" | "tree.deletes" | "session.deletes"
 //   String   ::= '"' chars '"' | "'" chars "'"    -- backslash escapes \" \' \\ \n \t \xHH
 //   Number   ::= [0-9]+
+//
+// proc.name is the process's identity (policy/identity.h): the trusted
+// program the kernel ran, never a name the process chose; "" for any other.
+// proc.ancestors lists the ancestors' identities.  proc.comm is the command
+// name the process set itself: free for it to forge, never a ground for trust.
+// proc.deletes, tree.deletes and session.deletes count file.delete events
+// (this one included) of the process, of its command tree (a child of the
+// session's first process and everything below it) and of the session.
 //
 // Semantics: on a list field (proc.argv, proc.ancestors) `contains X` and
 // `X in field` test membership, `matches G` is true when any element matches;
@@ -76,6 +85,10 @@ struct ExprStep {
 // (the comparisons are the same functions), plus every comparison it
 // evaluated, in order.  For explanations, never on the hot path.
 bool eval_expr_traced(const Expr& e, const Event& ev, std::vector<ExprStep>& steps);
+
+// The string literals compared with `field` (==, !=, contains, in): the
+// names `proc.name == "git"` or `"git" in proc.ancestors` refer to.
+std::vector<std::string> expr_literals(const Expr& e, std::string_view field);
 
 // The names of the fields an expression reads ("proc.deletes", "path").
 std::vector<std::string> expr_fields(const Expr& e);

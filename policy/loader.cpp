@@ -16,6 +16,7 @@
 #include <cstring>
 #include <set>
 
+#include "base/paths.h"
 #include "policy/policy.h"
 #include "policy/sha256.h"
 #include "policy/suggest.h"
@@ -27,7 +28,7 @@ namespace {
 constexpr int kMaxListDepth = 32;
 constexpr size_t kMaxListItems = 100000;
 
-const std::vector<std::string_view> kTopKeys = {"version", "default", "lists", "rules"};
+const std::vector<std::string_view> kTopKeys = {"version", "default", "lists", "identities", "rules"};
 const std::vector<std::string_view> kRuleKeys = {"id", "action", "path", "process", "when", "decision", "message"};
 const std::vector<std::string_view> kDecisions = {"allow", "deny", "ask", "log"};
 
@@ -190,6 +191,7 @@ class Loader {
     policy.hash = h.finish_hex();
     policy.vars = opts_.vars;
     if (opts_.add_guards) add_guards(policy);
+    if (opts_.resolve_identities) resolve_identities(policy);
     index_rules(policy);
     result.policy = std::move(policy);
     return result;
@@ -391,6 +393,8 @@ class Loader {
           error(f, s->mark, "unknown decision '" + s->value + "'" + suggest_or_list(s->value, kDecisions));
       } else if (key == "lists") {
         read_lists(f, v);
+      } else if (key == "identities") {
+        read_identities(f, v);
       } else if (key == "rules") {
         read_rules(f, v);
       } else {
@@ -440,6 +444,65 @@ class Loader {
       }
       // Kept even with a bad item, so that its uses do not report it unknown.
       lists_.emplace(name, std::move(list));
+    }
+  }
+
+  // identities: {git: [/usr/bin/git, "/usr/lib/git-core/*"]}
+  void read_identities(size_t f, const YAML::Node& n) {
+    if (n.IsNull()) return;
+    if (!n.IsMap()) {
+      error(f, n.Mark(), "'identities' must map names to lists of executable paths");
+      return;
+    }
+    for (auto it = n.begin(); it != n.end(); ++it) {
+      YAML::Node k = it->first;
+      YAML::Node v = it->second;
+      if (!k.IsScalar() || !valid_list_name(k.Scalar())) {
+        error(f, k.Mark(), "an identity's name must be a plain name (letters, digits, '_', '.' and '-')");
+        continue;
+      }
+      const std::string& name = k.Scalar();
+      if (identities_.count(name)) {
+        error(f, k.Mark(), "identity '" + name + "' already defined");
+        continue;
+      }
+      auto paths = strings(f, v, k.Mark(), "identities: " + name);
+      if (!paths) continue;
+      std::vector<std::string> list;
+      for (const auto& p : *paths) {
+        if (!p.value.starts_with("/")) {
+          error(f, p.mark, "identity '" + name + "': '" + p.value + "' must be an absolute path");
+          continue;
+        }
+        size_t slash = p.value.rfind('/');
+        if (p.value.find_first_of("*?[") < slash) {
+          error(f, p.mark, "identity '" + name + "': wildcards may appear only in the last component");
+          continue;
+        }
+        list.push_back(p.value);
+      }
+      identities_.emplace(name, std::move(list));
+    }
+  }
+
+  // Every name a rule trusts, resolved to files (policy/identity.h).
+  void resolve_identities(Policy& p) {
+    std::vector<std::string> names;
+    auto add = [&](const std::string& n) {
+      if (!n.empty() && std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
+    };
+    for (const auto& [n, paths] : identities_) add(n);
+    for (const auto& r : p.rules) {
+      for (const auto& n : r.processes) add(n);
+      if (!r.when) continue;
+      for (const auto& n : expr_literals(*r.when, "proc.name")) add(n);
+      for (const auto& n : expr_literals(*r.when, "proc.ancestors")) add(n);
+    }
+    for (const auto& n : names) {
+      auto it = identities_.find(n);
+      size_t found = it != identities_.end() ? resolve_identity_paths(p.identities, n, it->second)
+                                             : resolve_identity_name(p.identities, n);
+      if (found == 0) p.identities.unresolved.push_back(n);
     }
   }
 
@@ -665,10 +728,26 @@ class Loader {
 
       if (r.paths) {
         for (const auto& p : *r.paths) {
-          if (auto g = compile_path(p, out.actions))
-            out.paths.push_back(std::move(*g));
-          else
-            ok = false;
+          // A named list of patterns: the policy's data, like `process:` lists.
+          std::vector<Scalar> patterns;
+          if (p.value.starts_with("@")) {
+            std::string ref = p.value.substr(1);
+            auto it = expanded_.find(ref);
+            if (it == expanded_.end()) {
+              error(r.file, p.mark, "unknown list '@" + ref + "'" + did_you_mean(ref, list_names()));
+              ok = false;
+              continue;
+            }
+            for (const auto& item : it->second) patterns.push_back(Scalar{item, p.mark, p.file});
+          } else {
+            patterns.push_back(p);
+          }
+          for (const auto& pat : patterns) {
+            if (auto g = compile_path(pat, out.actions))
+              out.paths.push_back(std::move(*g));
+            else
+              ok = false;
+          }
         }
       } else if (r.keys.count("path")) {
         ok = false;
@@ -693,8 +772,8 @@ class Loader {
             if (n.empty() || n.find('/') != std::string::npos) {
               error(r.file, p.mark,
                     "process '" + n +
-                        "' must be a command name or an executable's basename "
-                        "(no '/')");
+                        "' must be an identity's name: an executable's name in the system's "
+                        "directories or one declared under 'identities' (no '/')");
               ok = false;
               continue;
             }
@@ -765,6 +844,7 @@ class Loader {
   std::map<std::string, RawList> lists_;
   std::map<std::string, std::vector<std::string>> expanded_;
   std::vector<RawRule> rules_;
+  std::map<std::string, std::vector<std::string>> identities_;
 };
 
 std::optional<std::string> read_whole_file(const std::string& path, std::string* out) {
@@ -788,6 +868,16 @@ std::optional<std::string> read_whole_file(const std::string& path, std::string*
   return std::nullopt;
 }
 
+// ${HOME}, ${CWD} and every --var naming a path, resolved once: rules then
+// name what the supervisor sees, whatever symbolic link led there.
+LoadOptions with_canonical_vars(const LoadOptions& opts) {
+  LoadOptions out = opts;
+  if (!opts.canonical_vars) return out;
+  for (auto& [k, v] : out.vars)
+    if (v.starts_with("/")) v = canonical_path(v);
+  return out;
+}
+
 }  // namespace
 
 std::string format_diagnostic(const Diagnostic& d) {
@@ -803,14 +893,16 @@ LoadResult load_policy_files(const std::vector<std::string>& files, const LoadOp
     if (auto err = read_whole_file(f, &in.text)) in.read_error = "cannot read: " + *err;
     inputs.push_back(std::move(in));
   }
-  return Loader(opts).load(inputs);
+  LoadOptions o = with_canonical_vars(opts);
+  return Loader(o).load(inputs);
 }
 
 LoadResult load_policy_text(const std::vector<std::pair<std::string, std::string>>& name_and_text,
                             const LoadOptions& opts) {
   std::vector<FileInput> inputs;
   for (const auto& [name, text] : name_and_text) inputs.push_back(FileInput{name, text, {}});
-  return Loader(opts).load(inputs);
+  LoadOptions o = with_canonical_vars(opts);
+  return Loader(o).load(inputs);
 }
 
 }  // namespace cb

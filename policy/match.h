@@ -48,11 +48,12 @@ inline bool path_matches(const Rule& r, const Event& ev) {
   return false;
 }
 
+// By identity (policy/identity.h), never by a name the process chose.
 inline bool process_matches(const Rule& r, const Event& ev) {
   if (!ev.proc) return false;
-  std::string_view exe = basename(ev.proc->exe);
   for (const auto& name : r.processes)
-    if (name == ev.proc->comm || (!exe.empty() && name == exe)) return true;
+    for (const auto& id : ev.proc->names)
+      if (name == id) return true;
   return false;
 }
 

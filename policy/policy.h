@@ -20,6 +20,7 @@
 #include "policy/event.h"
 #include "policy/expr.h"
 #include "policy/glob.h"
+#include "policy/identity.h"
 
 namespace cb {
 
@@ -39,13 +40,13 @@ std::string format_diagnostic(const Diagnostic& d);
 // Which of cottonbox's own rules a rule is: the planner enforces each in a
 // layer of its own (the audit database read-only, the control socket's
 // directory hidden).
-enum class Builtin : uint8_t { None, SelfProtectFiles, SelfProtectControl, Guard };
+enum class Builtin : uint8_t { None, SelfProtectFiles, SelfProtectControl, SelfProtectConfig, Guard };
 
 struct Rule {
   std::string id;
   ActionMask actions = 0;
   std::vector<Glob> paths;             // empty: any path
-  std::vector<std::string> processes;  // comm or executable basename; empty: any
+  std::vector<std::string> processes;  // identities (policy/identity.h); empty: any
   std::shared_ptr<const Expr> when;    // null: always
   std::string when_text;
   Decision decision = Decision::Deny;
@@ -71,11 +72,16 @@ struct Policy {
   std::vector<std::pair<std::string, std::string>> sources;  // each file's name and text, as loaded
   std::map<std::string, std::string> vars;                   // after expansion: CWD, HOME, USER, --var
   std::string hash;                                          // sha256 (hex) of the files and vars
+  // The trusted executables behind every name a rule uses (`process:`,
+  // proc.name, proc.ancestors), stat()ed when the policy loaded.
+  Identities identities;
 };
 
 struct LoadOptions {
   std::map<std::string, std::string> vars;  // CWD, HOME, USER and every --var
   bool add_guards = true;                   // append the builtin guard rules
+  bool resolve_identities = true;           // stat the trusted executables (policy/identity.h)
+  bool canonical_vars = true;               // resolve variables naming paths (base/paths.h canonical_path)
 };
 
 // Loads and compiles one or more policy files: later files' rules follow
@@ -95,6 +101,10 @@ LoadResult load_policy_text(const std::vector<std::pair<std::string, std::string
 struct SelfProtection {
   std::vector<std::string> protected_files;  // audit db (+ -wal/-shm/-journal), policy files
   std::vector<std::string> protected_dirs;   // control socket directories, the tracer's cache
+  // What cottonbox would load next time, existing or not: the user's rules
+  // directory, the default rules, what sets XDG_CONFIG_HOME for later
+  // logins.  Neither created, changed, moved nor removed from a session.
+  std::vector<std::string> config_paths;
 };
 void add_self_protection(Policy& p, const SelfProtection& sp);
 

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <linux/types.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -86,6 +87,28 @@ std::vector<std::string> split_nul(const std::string& s) {
   return v;
 }
 
+ExeFacts read_exe_facts(pid_t pid) {
+  ExeFacts f;
+  char p[64];
+  snprintf(p, sizeof p, "/proc/%d/exe", pid);
+  struct stat st;
+  if (stat(p, &st) != 0 || !S_ISREG(st.st_mode)) return f;
+  f.id = FileId{static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino),
+                static_cast<int64_t>(st.st_ctim.tv_sec), static_cast<int64_t>(st.st_ctim.tv_nsec)};
+  f.exe = read_link(pid, "exe");
+  f.environ = read_proc_file(pid, "environ", 1 << 20);
+  f.known = !f.exe.empty();
+  return f;
+}
+
+std::string identity_of(const ProcessInfo& p) { return p.names.empty() ? std::string() : p.names.front(); }
+
+void ProcessTable::identify(ProcessInfo& info, pid_t tgid) {
+  info.names.clear();
+  if (!identities || identities->files.empty()) return;
+  info.names = cb::identify(*identities, read_exe_facts(tgid));
+}
+
 std::shared_ptr<ProcessInfo> ProcessTable::read_info(pid_t tgid) {
   auto info = std::make_shared<ProcessInfo>();
   info->pid = tgid;
@@ -102,6 +125,7 @@ std::shared_ptr<ProcessInfo> ProcessTable::read_info(pid_t tgid) {
   info->cwd = read_link(tgid, "cwd");
   std::string status = read_proc_file(tgid, "status", 8192);
   info->uid = static_cast<uint32_t>(strtoul(status_field(status, "Uid").c_str(), nullptr, 10));
+  identify(*info, tgid);
   return info;
 }
 
@@ -118,7 +142,7 @@ ProcessEntry* ProcessTable::create(pid_t tgid) {
     if (ProcessEntry* parent = by_tgid(info->ppid)) {
       e.parent_proc_id = parent->info->proc_id;
       info->ancestors.reserve(parent->info->ancestors.size() + 1);
-      info->ancestors.push_back(parent->info->comm);
+      info->ancestors.push_back(identity_of(*parent->info));
       info->ancestors.insert(info->ancestors.end(), parent->info->ancestors.begin(), parent->info->ancestors.end());
     }
   }
@@ -273,7 +297,7 @@ void ProcessTable::fork_record(pid_t parent, pid_t child, int64_t ts_ns) {
   auto info = std::make_shared<ProcessInfo>();
   if (pe) {
     *info = *pe->info;
-    info->ancestors.insert(info->ancestors.begin(), pe->info->comm);
+    info->ancestors.insert(info->ancestors.begin(), identity_of(*pe->info));
   } else if (auto fresh = read_info(child)) {
     info = fresh;
   }
@@ -306,6 +330,7 @@ void ProcessTable::exec_record(pid_t pid, const std::string& exe, const std::vec
     std::string base = exe.substr(exe.rfind('/') + 1);
     info->comm = base.substr(0, 15);
   }
+  identify(*info, pid);
   e->info = std::move(info);
   e->exec_pending = false;
   e->creds.clear();
@@ -336,6 +361,27 @@ void ProcessTable::cwd_record(pid_t pid, const std::string& cwd) {
 
 void ProcessTable::invalidate_fs(pid_t tgid) {
   if (auto it = procs_.find(tgid); it != procs_.end()) it->second.fs.clear();
+}
+
+uint64_t ProcessTable::tree_of(uint64_t proc_id) const {
+  for (int depth = 0; proc_id && depth < 4096; ++depth) {
+    auto it = parent_of_.find(proc_id);
+    if (it == parent_of_.end() || it->second == 0) return proc_id;  // the first process
+    auto up = parent_of_.find(it->second);
+    if (up == parent_of_.end() || up->second == 0) return proc_id;  // a child of it
+    proc_id = it->second;
+  }
+  return proc_id;
+}
+
+uint32_t ProcessTable::tree_deletes(uint64_t proc_id) const {
+  auto it = tree_deletes_.find(tree_of(proc_id));
+  return it == tree_deletes_.end() ? 0 : it->second;
+}
+
+void ProcessTable::count_guarded_delete(uint64_t proc_id) {
+  ++session_deletes_;
+  ++tree_deletes_[tree_of(proc_id)];
 }
 
 bool ProcessTable::in_tree(uint64_t proc_id, uint64_t ancestor) const {

@@ -32,11 +32,13 @@
 namespace cb {
 namespace {
 
+// The real path: what the supervisor sees when a process names it through
+// a symbolic link, and what self-protection must name.
 std::string absolute(const std::string& p) {
-  if (p.empty() || p[0] == '/') return p;
+  if (p.empty() || p[0] == '/') return canonical_path(p);
   char cwd[PATH_MAX];
   if (!getcwd(cwd, sizeof cwd)) return p;
-  return std::string(cwd) + "/" + p;
+  return canonical_path(std::string(cwd) + "/" + p);
 }
 
 std::string getenv_or(const char* k, const std::string& d) {
@@ -124,6 +126,21 @@ std::string default_policy_path() { return rules_dir() + "/default.yaml"; }
 
 std::string user_rules_path() {
   return getenv_or("XDG_CONFIG_HOME", home_dir() + "/.config") + "/cottonbox/rules.yaml";
+}
+
+std::vector<std::string> config_paths() {
+  std::string home = home_dir();
+  std::string user_dir = user_rules_path();
+  user_dir.resize(user_dir.rfind('/'));
+  std::vector<std::string> v = {user_dir, home + "/.config/cottonbox", home + "/.config/environment.d",
+                                home + "/.pam_environment", rules_dir()};
+  std::vector<std::string> out;
+  for (auto& p : v) {
+    std::string c = canonical_path(absolute(p));
+    if (c.empty() || c == "/" || std::find(out.begin(), out.end(), c) != out.end()) continue;
+    out.push_back(std::move(c));
+  }
+  return out;
 }
 
 std::vector<std::string> default_policy_files() {
@@ -230,6 +247,7 @@ int run_session(const RunOptions& o) {
   for (const char* suffix : {"", "-wal", "-shm", "-journal"}) sp.protected_files.push_back(db_path + suffix);
   for (auto& f : files) sp.protected_files.push_back(f);
   sp.protected_dirs = hidden;
+  sp.config_paths = config_paths();
   add_self_protection(*policy, sp);
 
   // An empty read-only file to bind over raw disk nodes in the session.

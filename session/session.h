@@ -35,6 +35,10 @@ std::string rules_dir();
 std::string default_policy_path();
 // The user's own rules ("allow/deny always" answers): loaded first by default.
 std::string user_rules_path();
+// Everything cottonbox would load next time, existing or not (the user's
+// rules directory, the shipped rules, what sets XDG_CONFIG_HOME for later
+// logins), as real paths: a session may not touch them.
+std::vector<std::string> config_paths();
 
 // Loads policy files with CWD/HOME/USER and --var; on error prints every
 // diagnostic to stderr and returns nullopt.

@@ -1,5 +1,7 @@
 #include "supervisor/notify_path.h"
 
+#include "policy/counts.h"
+
 #include <fcntl.h>
 #include <linux/audit.h>
 #include <sys/stat.h>
@@ -11,6 +13,7 @@
 
 #include "base/paths.h"
 #include "notify/carry.h"
+#include "policy/counts.h"
 #include "policy/explain.h"
 #include "procs/creds.h"
 #include "proto/explain_json.h"
@@ -86,8 +89,25 @@ NotifyPath::Judgement NotifyPath::judge(const Classified& c, ProcessEntry* pe, c
   for (size_t i = 0; i < c.facets.size(); ++i) {
     const Facet& f = c.facets[i];
     Event ev = facet_event(call, c, f, pe);
-    ev.proc_deletes = pe ? pe->deletes + (f.action == Action::FileDelete ? 1 : 0) : 0;
+    bool del = f.action == Action::FileDelete;
+    ev.proc_deletes = pe ? pe->deletes + del : 0;
+    ev.tree_deletes = pe ? procs_.tree_deletes(pe->info->proc_id) + del : 0;
+    ev.session_deletes = procs_.session_deletes() + del;
     Verdict v = decide(*opts_.policy, ev);
+    // Counts follow the data (policy/counts.h).
+    bool counts = false;
+    if (auto d = prepared_delete(*opts_.policy, ev)) {
+      Verdict dv = decide(*opts_.policy, *d);
+      if (severity(dv.decision) > severity(v.decision)) {
+        dv.message += dv.message.empty() ? "" : " ";
+        dv.message += "(a rename out of where deleting is guarded counts as the deletion)";
+        v = std::move(dv);
+      }
+      counts = true;
+    } else if (del && pe) {
+      counts = guarded_delete(*opts_.policy, ev, ev.path, ev.is_dir);
+    }
+    if (counts && pe && (v.decision == Decision::Allow || v.decision == Decision::Log)) ++j.guarded_deletes;
     int s = severity(v.decision);
     if (s > worst) {
       worst = s;
@@ -193,6 +213,7 @@ void NotifyPath::on_notification() {
   Judgement j = judge(c, pe, call);
   for (const Facet& f : c.facets)
     if (f.action == Action::FileDelete && pe) ++pe->deletes;
+  for (uint32_t i = 0; pe && i < j.guarded_deletes; ++i) procs_.count_guarded_delete(pe->info->proc_id);
   EventRow row = make_row(call, c, pe, j);
 
   Decision d = j.verdict.decision;
@@ -439,6 +460,9 @@ void NotifyPath::explain_ask(const Pending& p, ProcessEntry* pe, AskRequest& r) 
   for (const Facet& f : p.cls.facets) {
     Event ev = facet_event(p.call, p.cls, f, pe);
     ev.proc_deletes = pe ? before + (f.action == Action::FileDelete ? 1 : 0) : 0;
+    ev.tree_deletes = pe ? procs_.tree_deletes(pe->info->proc_id) + (f.action == Action::FileDelete) : 0;
+    ev.session_deletes = procs_.session_deletes() + (f.action == Action::FileDelete);
+    if (auto d = prepared_delete(*opts_.policy, ev)) ev = std::move(*d);
     Explanation x = explain(*opts_.policy, ev);
     if (x.verdict.decision != p.row.verdict.decision || x.verdict.rule_id != p.row.verdict.rule_id) continue;
     std::string layer = x.verdict.builtin ? "builtin" : "notify";

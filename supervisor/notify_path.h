@@ -45,6 +45,7 @@ class NotifyPath {
   struct Judgement {
     Verdict verdict;
     size_t facet = 0;
+    uint32_t guarded_deletes = 0;  // allowed deletions the policy guards (policy/counts.h)
   };
   Judgement judge(const Classified& c, ProcessEntry* pe, const Call& call);
   EventRow make_row(const Call& call, const Classified& c, ProcessEntry* pe, const Judgement& j);

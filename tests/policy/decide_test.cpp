@@ -30,6 +30,8 @@ Policy load(const std::string& text, bool guards = true) {
 std::shared_ptr<ProcessInfo> proc(std::string comm, std::string exe = "", std::vector<std::string> ancestors = {}) {
   auto p = std::make_shared<ProcessInfo>();
   p->pid = 100;
+  // A plain struct for a real program: its identity is its name.
+  p->names = {comm};
   p->comm = std::move(comm);
   p->exe = std::move(exe);
   p->ancestors = std::move(ancestors);
@@ -68,7 +70,7 @@ rules:
   EXPECT_EQ(decide(p, ev(Action::ProcExec, "/bin/ls")).decision, Decision::Ask);
 }
 
-TEST(Decide, ProcessListsMatchCommOrExecutableBasename) {
+TEST(Decide, ProcessListsMatchIdentitiesNotNames) {
   Policy p = load(R"(version: 1
 lists:
   archivers: [tar, zip, git-remote-https]
@@ -76,11 +78,13 @@ rules:
   - {id: a, action: file.delete, process: '@archivers', decision: deny}
 )");
   EXPECT_EQ(decide(p, ev(Action::FileDelete, "/x", proc("tar"))).decision, Decision::Deny);
-  EXPECT_EQ(decide(p, ev(Action::FileDelete, "/x", proc("python3", "/usr/bin/zip"))).decision, Decision::Deny);
-  // comm is cut to 15 bytes; the executable's name is not.
-  EXPECT_EQ(
-      decide(p, ev(Action::FileDelete, "/x", proc("git-remote-http", "/usr/lib/git-core/git-remote-https"))).decision,
-      Decision::Deny);
+  auto zip = proc("python3", "/usr/bin/python3");
+  zip->names = {"zip"};
+  EXPECT_EQ(decide(p, ev(Action::FileDelete, "/x", zip)).decision, Decision::Deny);
+  // Named tar by its command name or its executable's name, but no identity.
+  auto named = proc("tar", "/tmp/bin/tar");
+  named->names.clear();
+  EXPECT_EQ(decide(p, ev(Action::FileDelete, "/x", named)).decision, Decision::Allow);
   EXPECT_EQ(decide(p, ev(Action::FileDelete, "/x", proc("rm", "/usr/bin/rm"))).decision, Decision::Allow);
   EXPECT_EQ(decide(p, ev(Action::FileDelete, "/x", nullptr)).decision, Decision::Allow);
   EXPECT_EQ(decide(p, ev(Action::FileDelete, "/x", proc("tarx", "/bin/tarx"))).decision, Decision::Allow);

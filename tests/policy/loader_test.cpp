@@ -210,7 +210,7 @@ TEST(LoaderErrors, TopLevel) {
   expect_error("version: 1\ndefault:\n", "p.yaml:2:1: error: 'default' must be one of allow, deny, ask or log");
   expect_error("version: 1\nrule: []\n", "p.yaml:2:1: error: unknown key 'rule'; did you mean 'rules'?");
   expect_error("version: 1\nfoo: []\n",
-               "p.yaml:2:1: error: unknown key 'foo' (expected version, default, lists or rules)");
+               "p.yaml:2:1: error: unknown key 'foo' (expected version, default, lists, identities or rules)");
   expect_error("version: 1\nversion: 1\n", "p.yaml:2:1: error: duplicate key 'version' (first at 1:1)");
   expect_error("version: 1\nrules: {a: 1}\n", "p.yaml:2:8: error: 'rules' must be a list of rules");
   expect_error("version: 1\nrules:\n  - just a string\n",
@@ -341,9 +341,10 @@ TEST(Loader, EachActionTakesPatternsOfItsObject) {
 TEST(LoaderErrors, Processes) {
   const std::string rule = kHead + "  - id: a\n    action: file.write\n    decision: deny\n";
   expect_error(rule + "    process: ['@nope']\n", "p.yaml:6:15: error: unknown list '@nope'");
-  expect_error(rule + "    process: [tar, /bin/tar]\n",
-               "p.yaml:6:20: error: process '/bin/tar' must be a command name or an executable's "
-               "basename (no '/')");
+  expect_error(
+      rule + "    process: [tar, /bin/tar]\n",
+      "p.yaml:6:20: error: process '/bin/tar' must be an identity's name: an executable's name in the system's "
+      "directories or one declared under 'identities' (no '/')");
   expect_error(rule + "    process: []\n",
                "p.yaml:6:14: error: 'process' is an empty list; leave it out to match any process");
 }
