@@ -149,7 +149,7 @@ int main(int argc, char** argv) {
   why->add_option("--policy", why_policies, "Judge against these policy files (default: the default policy)")
       ->allow_extra_args(false);
   why->add_option("--var", why_vars, "NAME=VALUE for ${NAME}")->allow_extra_args(false);
-  why->add_option("--process", wq.process, "The process's name (comm)");
+  why->add_option("--process", wq.process, "The process's identity (process:, proc.name), also taken as its comm");
   why->add_option("--exe", wq.exe, "The process's executable");
   why->add_option("--ancestors", why_ancestors, "Its parents' names, nearest first: a,b,c");
   why->add_option("--argv", why_argv, "Its command line, comma-separated");

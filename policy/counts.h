@@ -3,12 +3,12 @@
 // A mass deletion split into many processes, or prepared by moving the
 // files somewhere their deletion is not guarded (out of the working
 // directory, into build/ or *.o), is the same loss as one `rm -rf`.  The
-// supervisor counts deletions per command tree and per session, and only
-// those the policy guards: a deletion counts when the policy would ask or
-// deny it once the counts were high (deleting build outputs or caches
-// counts for nothing).  A rename that moves a guarded file to where deleting
-// it is not guarded is judged and counted as the deletion it prepares; a
-// directory moved that way stands for more files than any threshold.
+// supervisor counts every deletion per command tree (tree.deletes), and per
+// session only those the policy guards (session.deletes): a deletion counts
+// there when the policy would ask or deny it once the counts were high
+// (deleting build outputs or caches counts for nothing over a long session).  A rename that moves a guarded file to
+// where deleting it is not guarded is judged and counted as the deletion it prepares; a directory moved that way stands
+// for more files than any threshold.
 //
 // Pure: the policy decides what is guarded; nothing here knows a path.
 #pragma once

@@ -129,7 +129,7 @@ struct Event {
   // Supervisor-computed facts the engine may test (the engine has no clock or state).
   uint32_t proc_deletes = 0;     // file.delete events by this process so far, this one included
   uint32_t tree_deletes = 0;     // ... by its command tree (a child of the session's first process and below)
-  uint32_t session_deletes = 0;  // ... by the whole session
+  uint32_t session_deletes = 0;  // ... by the whole session, of files the policy guards (policy/counts.h)
 
   Source source = Source::Seccomp;
   std::shared_ptr<const ProcessInfo> proc;  // may be null for an unknown process

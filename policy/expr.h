@@ -23,9 +23,10 @@
 // program the kernel ran, never a name the process chose; "" for any other.
 // proc.ancestors lists the ancestors' identities.  proc.comm is the command
 // name the process set itself: free for it to forge, never a ground for trust.
-// proc.deletes, tree.deletes and session.deletes count file.delete events
-// (this one included) of the process, of its command tree (a child of the
-// session's first process and everything below it) and of the session.
+// proc.deletes and tree.deletes count file.delete events (this one
+// included) of the process and of its command tree (a child of the
+// session's first process and everything below it); session.deletes counts
+// the session's deletions the policy guards (policy/counts.h).
 //
 // Semantics: on a list field (proc.argv, proc.ancestors) `contains X` and
 // `X in field` test membership, `matches G` is true when any element matches;

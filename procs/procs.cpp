@@ -379,9 +379,9 @@ uint32_t ProcessTable::tree_deletes(uint64_t proc_id) const {
   return it == tree_deletes_.end() ? 0 : it->second;
 }
 
-void ProcessTable::count_guarded_delete(uint64_t proc_id) {
-  ++session_deletes_;
-  ++tree_deletes_[tree_of(proc_id)];
+void ProcessTable::count_deletes(uint64_t proc_id, uint32_t tree, uint32_t session) {
+  session_deletes_ += session;
+  if (tree) tree_deletes_[tree_of(proc_id)] += tree;
 }
 
 bool ProcessTable::in_tree(uint64_t proc_id, uint64_t ancestor) const {

@@ -97,13 +97,14 @@ class ProcessTable {
   // fs may have too.
   void invalidate_fs(pid_t tgid);
 
-  // Deletions the policy guards (policy/counts.h), per command tree (a
-  // child of the session's first process with everything below it; the
-  // first process is a tree of its own) and in the whole session.
+  // Deletions per command tree (a child of the session's first process with
+  // everything below it; the first process is a tree of its own): all of
+  // them, like proc.deletes; and in the whole session, those the policy
+  // guards (policy/counts.h).
   uint64_t tree_of(uint64_t proc_id) const;
   uint32_t tree_deletes(uint64_t proc_id) const;
   uint32_t session_deletes() const { return session_deletes_; }
-  void count_guarded_delete(uint64_t proc_id);
+  void count_deletes(uint64_t proc_id, uint32_t tree, uint32_t session);
 
   // True when `proc_id` is `ancestor` or descends from it.
   bool in_tree(uint64_t proc_id, uint64_t ancestor) const;

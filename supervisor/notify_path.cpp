@@ -95,7 +95,7 @@ NotifyPath::Judgement NotifyPath::judge(const Classified& c, ProcessEntry* pe, c
     ev.session_deletes = procs_.session_deletes() + del;
     Verdict v = decide(*opts_.policy, ev);
     // Counts follow the data (policy/counts.h).
-    bool counts = false;
+    bool prepared = false, guarded = false;
     if (auto d = prepared_delete(*opts_.policy, ev)) {
       Verdict dv = decide(*opts_.policy, *d);
       if (severity(dv.decision) > severity(v.decision)) {
@@ -103,11 +103,14 @@ NotifyPath::Judgement NotifyPath::judge(const Classified& c, ProcessEntry* pe, c
         dv.message += "(a rename out of where deleting is guarded counts as the deletion)";
         v = std::move(dv);
       }
-      counts = true;
+      prepared = true;
     } else if (del && pe) {
-      counts = guarded_delete(*opts_.policy, ev, ev.path, ev.is_dir);
+      guarded = guarded_delete(*opts_.policy, ev, ev.path, ev.is_dir);
     }
-    if (counts && pe && (v.decision == Decision::Allow || v.decision == Decision::Log)) ++j.guarded_deletes;
+    if (pe && (v.decision == Decision::Allow || v.decision == Decision::Log)) {
+      j.tree_counted += del || prepared;
+      j.session_counted += guarded || prepared;
+    }
     int s = severity(v.decision);
     if (s > worst) {
       worst = s;
@@ -213,7 +216,7 @@ void NotifyPath::on_notification() {
   Judgement j = judge(c, pe, call);
   for (const Facet& f : c.facets)
     if (f.action == Action::FileDelete && pe) ++pe->deletes;
-  for (uint32_t i = 0; pe && i < j.guarded_deletes; ++i) procs_.count_guarded_delete(pe->info->proc_id);
+  if (pe) procs_.count_deletes(pe->info->proc_id, j.tree_counted, j.session_counted);
   EventRow row = make_row(call, c, pe, j);
 
   Decision d = j.verdict.decision;

@@ -45,7 +45,10 @@ class NotifyPath {
   struct Judgement {
     Verdict verdict;
     size_t facet = 0;
-    uint32_t guarded_deletes = 0;  // allowed deletions the policy guards (policy/counts.h)
+    // Allowed deletions for tree.deletes (all, and renames that prepare one)
+    // and session.deletes (those the policy guards) (policy/counts.h).
+    uint32_t tree_counted = 0;
+    uint32_t session_counted = 0;
   };
   Judgement judge(const Classified& c, ProcessEntry* pe, const Call& call);
   EventRow make_row(const Call& call, const Classified& c, ProcessEntry* pe, const Judgement& j);

@@ -109,6 +109,37 @@ rules:
   EXPECT_EQ(decide(p, e).decision, Decision::Allow);
 }
 
+// A directory renamed to (or above) a protected name, or a symbolic link
+// made there, creates everything below it: judged by that end too.
+TEST(Decide, RenamesAndSymlinksAreJudgedWhereTheyLand) {
+  Policy p = load(R"(version: 1
+rules:
+  - {id: git-config, action: file.mutate, path: ["${HOME}/.config/git/**"], decision: deny}
+)");
+  Event e = ev(Action::FileRename, "/tmp/prepared");
+  e.target = "/home/u/.config";
+  e.is_dir = true;
+  EXPECT_EQ(decide(p, e).rule_id, "git-config");
+  e.target = "/home/u/.config/git";
+  EXPECT_EQ(decide(p, e).rule_id, "git-config");
+  e.target = "/home/u/.config/other";
+  EXPECT_EQ(decide(p, e).rule_id, "");
+  // A file renamed there is judged by the create of its new name (its own facet).
+  e.target = "/home/u/.config";
+  e.is_dir = false;
+  EXPECT_EQ(decide(p, e).rule_id, "");
+  Event link = ev(Action::FileLink, "/home/u/.config");
+  link.syscall = "symlinkat";
+  link.target = "/tmp/prepared";
+  EXPECT_EQ(decide(p, link).rule_id, "git-config");
+  link.path = "/home/u/proj/build/link";
+  EXPECT_EQ(decide(p, link).rule_id, "");
+  // A hard link names one file: judged by its own name only.
+  Event hard = ev(Action::FileLink, "/home/u/.config");
+  hard.syscall = "linkat";
+  EXPECT_EQ(decide(p, hard).rule_id, "");
+}
+
 TEST(Decide, AliasesMatch) {
   Policy p = load(kHoudini);
   Event e = ev(Action::FileWrite, "/tmp/hardlink");

@@ -51,6 +51,7 @@ class DefaultRules : public ::testing::Test {
     Event e;
     e.action = a;
     e.path = path;
+    e.syscall = a == Action::FileCreate && is_dir ? "mkdirat" : "";
     e.proc = std::move(p);
     e.proc_deletes = e.tree_deletes = deletes;
     e.is_dir = is_dir;
@@ -111,6 +112,10 @@ TEST_F(DefaultRules, NormalWorkflowIsSilent) {
       {Action::FileCreate, kCwd + "/newcrate/.git/HEAD", cargo},
       {Action::FileRename, kCwd + "/newcrate/.git/config.lock", cargo},
       {Action::FileCreate, kCwd + "/newcrate/.git/hooks/pre-commit.sample", cargo},
+      {Action::FileCreate, "/srv/new/.git/hooks", git({"git", "init"}), 1, true},
+      {Action::FileCreate, "/srv/new/.git/hooks/pre-push.sample", git({"git", "init"})},
+      {Action::FileCreate, "/srv/new/.git/config", git({"git", "init"})},
+      {Action::FileCreate, kCwd + "/.git/worktrees/wt/commondir", git({"git", "worktree", "add"})},
       {Action::FileDelete, "/tmp/scratch-clone/.git/objects/pack/p.pack", rm(), 50},
       {Action::FileDelete, kHome + "/.cargo/git/checkouts/x-1/abc/.git/index", cargo},
       // build and test
@@ -214,8 +219,13 @@ TEST_F(DefaultRules, WhatCannotBeGotBackIsDenied) {
       {Action::FileWrite, kCwd + "/.git/HEAD", python(), "git-internals"},
       {Action::FileDelete, kCwd + "/.git/objects/ab/cdef", rm(), "git-internals"},
       {Action::FileTruncate, kCwd + "/.git/index", proc("sh", "/bin/sh"), "git-internals"},
-      {Action::FileRename, kCwd + "/.git", proc("mv", "/bin/mv"), "git-internals", true},
-      {Action::FileRename, kCwd, proc("mv", "/bin/mv"), "git-internals", true},
+      {Action::FileRename, kCwd + "/.git", proc("mv", "/bin/mv"), "git-dir-move", true},
+      {Action::FileRename, kCwd, proc("mv", "/bin/mv"), "git-dir-move", true},
+      // ... and what git does with the user's authority that hands the repository over
+      {Action::FileRename, kCwd + "/.git", git({"git", "init", "--separate-git-dir=/tmp/x"}), "git-dir-move", true},
+      {Action::FileCreate, kCwd + "/.git/hooks/post-checkout", git({"git", "init", "--template=/tmp/t"}), "git-hooks"},
+      {Action::FileCreate, kCwd + "/.git/commondir", proc("bash", "/usr/bin/bash"), "git-redirects"},
+      {Action::FileCreate, kCwd + "/.git/objects/info/alternates", python(), "git-redirects"},
       {Action::FileDelete, kCwd + "/vendor/lib/.git/refs/heads/main", rm(), "git-internals-elsewhere"},
       {Action::FileWrite, kHome + "/other/.git/config", python(), "git-internals-elsewhere"},
       {Action::FileCreate, kCwd + "/.git/hooks/pre-commit", python(), "git-hooks"},
