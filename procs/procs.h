@@ -33,8 +33,20 @@ struct Creds {
   bool valid = false;
 };
 
+// One process image: its executable and where exec put its stack (random
+// per exec).  A process keeps its identity only while its image is the one
+// identified: a forked child of git that execs something else must not
+// act as git before the exec is seen.
+struct ImageKey {
+  FileId exe;
+  uint64_t stack = 0;
+  bool operator==(const ImageKey&) const = default;
+};
+ImageKey read_image_key(pid_t pid);
+
 struct ProcessEntry {
   std::shared_ptr<const ProcessInfo> info;
+  ImageKey image;             // of the image info->names were given to
   UniqueFd pidfd;             // readable when the process exits
   bool exec_pending = false;  // an exec was let through: refresh on next use
   uint32_t deletes = 0;       // file.delete events so far (rules can test proc.deletes)
@@ -115,8 +127,8 @@ class ProcessTable {
  private:
   ProcessEntry* create(pid_t tgid);
   void refresh(ProcessEntry& e, pid_t tgid);
-  std::shared_ptr<ProcessInfo> read_info(pid_t tgid);
-  void identify(ProcessInfo& info, pid_t tgid);
+  std::shared_ptr<ProcessInfo> read_info(pid_t tgid, ImageKey* key);
+  ImageKey identify(ProcessInfo& info, pid_t tgid);
 
   pid_t root_pid_;
   uint64_t next_id_ = 1;

@@ -1,7 +1,5 @@
 #include "supervisor/notify_path.h"
 
-#include "policy/counts.h"
-
 #include <fcntl.h>
 #include <linux/audit.h>
 #include <sys/stat.h>

@@ -171,6 +171,29 @@ TEST_F(ProcIdentity, ATrustedFileChangedAfterTheLoadLosesIt) {
   EXPECT_TRUE(j->names.empty());
 }
 
+// The exec that ends an identity may reach the table late (the tracer's
+// record is on its way, no exec was notified): the next lookup sees the
+// new image anyway.
+TEST_F(ProcIdentity, AnExecNotYetReportedEndsTheIdentity) {
+  char sh[4096];
+  ASSERT_TRUE(realpath("/bin/sh", sh));
+  ASSERT_EQ(resolve_identity_paths(ids_, "shell", {sh}), 1u);
+  pid_t p = spawn("/bin/sh", {"sh", "-c", "/usr/bin/sleep 0.3; exec /usr/bin/tail -f /dev/null"});
+  ASSERT_GT(p, 0);
+  for (int i = 0; i < 200 && read_proc_file(p, "environ").empty(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  ProcessTable t(getpid());
+  t.identities = &ids_;
+  ProcessEntry* e = t.by_tgid(p);
+  ASSERT_TRUE(e);
+  ASSERT_EQ(e->info->names, std::vector<std::string>{"shell"});
+  ASSERT_TRUE(running(p, "tail"));
+  e = t.by_tgid(p);  // no mark_exec(), no exec_record()
+  ASSERT_TRUE(e);
+  EXPECT_TRUE(e->info->names.empty()) << e->info->exe;
+  EXPECT_NE(e->info->exe.find("tail"), std::string::npos);
+}
+
 TEST_F(ProcIdentity, AncestorsAreIdentitiesNotCommandNames) {
   // A shell called git (by a link) starts sleep: its ancestor is nobody.
   std::string link = dir_ + "/git";
