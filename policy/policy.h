@@ -45,7 +45,13 @@ enum class Builtin : uint8_t { None, SelfProtectFiles, SelfProtectControl, SelfP
 struct Rule {
   std::string id;
   ActionMask actions = 0;
-  std::vector<Glob> paths;             // empty: any path
+  std::vector<Glob> paths;  // empty: any path
+  // net.* only.  A rule with hosts or ports matches only events with an IP
+  // address (never a unix socket).  An Address pattern tests Event::net.addr;
+  // a Name pattern tests the names the session resolved to it
+  // (NetObject::hosts for an allow rule, NetObject::names otherwise).
+  std::vector<HostPattern> hosts;      // empty: any host
+  std::vector<PortRange> ports;        // empty: any port
   std::vector<std::string> processes;  // identities (policy/identity.h); empty: any
   std::shared_ptr<const Expr> when;    // null: always
   std::string when_text;
@@ -62,6 +68,13 @@ struct Rule {
   std::string anchor;
 };
 
+// A list named in `read(@name)`: the files whose reading taints a process.
+struct TaintList {
+  std::string name;  // without '@'
+  std::vector<Glob> paths;
+  std::string anchor;  // as Rule::anchor
+};
+
 struct Policy {
   Decision default_decision = Decision::Allow;
   // Evaluated in order, first match wins: self-protection, the files' rules in
@@ -75,6 +88,9 @@ struct Policy {
   // The trusted executables behind every name a rule uses (`process:`,
   // proc.name, proc.ancestors), stat()ed when the policy loaded.
   Identities identities;
+  // The lists `when:` expressions test with read(@name); bit i of
+  // Event::read_taint stands for taints[i].  At most 64.
+  std::vector<TaintList> taints;
 };
 
 struct LoadOptions {
@@ -117,6 +133,11 @@ void index_rules(Policy& p);
 // a path below it, for deny and ask rules) matches one of its globs, the
 // process matches, and `when` holds.  No rule: the policy's default.
 Verdict decide(const Policy& p, const Event& ev);
+
+// The taint lists (bits of Event::read_taint) whose patterns match `path`: the
+// supervisor calls it for each file a process reads and keeps the union per
+// process.  0 when the policy tests no read(@list).
+uint64_t taint_bits(const Policy& p, std::string_view path);
 
 // Actions for which some rule or the default can produce a deny or an ask:
 // only these need to reach the supervisor before they happen.
