@@ -1166,7 +1166,7 @@ Result<int64_t> Writer::begin_session(const SessionStart& s) {
 
 void Writer::add_process(int64_t session, ProcessRow p) { impl_->enqueue(session, std::move(p)); }
 void Writer::exec_process(int64_t session, ProcessExec e) { impl_->enqueue(session, std::move(e)); }
-void Writer::exit_process(int64_t session, ProcessExit e) { impl_->enqueue(session, std::move(e)); }
+void Writer::exit_process(int64_t session, ProcessExit e) { impl_->enqueue(session, e); }
 void Writer::add_event(int64_t session, EventRow e) { impl_->enqueue(session, std::move(e)); }
 void Writer::add_approval(int64_t session, ApprovalRow a) { impl_->enqueue(session, std::move(a)); }
 void Writer::add_lookup(int64_t session, LookupRow l) { impl_->enqueue(session, std::move(l)); }

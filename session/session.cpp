@@ -1,5 +1,6 @@
 #include "session/session.h"
 #include "base/paths.h"
+#include "base/temp_file.h"
 
 #include <fcntl.h>
 #include <pwd.h>
@@ -250,17 +251,11 @@ int run_session(const RunOptions& o) {
   sp.config_paths = config_paths();
   add_self_protection(*policy, sp);
 
-  // An empty read-only file to bind over raw disk nodes in the session.
-  std::string blocker;
-  if (root) {
-    char tmpl[] = "/tmp/cottonbox-blocker.XXXXXX";
-    int fd = mkstemp(tmpl);
-    if (fd >= 0) {
-      fchmod(fd, 0);
-      close(fd);
-      blocker = tmpl;
-    }
-  }
+  // An empty read-only file to bind over raw disk nodes in the session;
+  // removed once the mounts are made, or on any way out before.
+  TempFile blocker_file;
+  if (root) blocker_file = TempFile::make("/tmp/cottonbox-blocker.XXXXXX", 0);
+  const std::string& blocker = blocker_file.path();
 
   PlanInput pin;
   pin.root = root;
@@ -346,7 +341,6 @@ int run_session(const RunOptions& o) {
   if (!writer) {
     std::cerr << "cottonbox: cannot open the audit database " << db_path << ": " << writer.error().message << "\n";
     launcher.reset();
-    if (!blocker.empty()) unlink(blocker.c_str());
     return 125;
   }
 
@@ -378,10 +372,19 @@ int run_session(const RunOptions& o) {
   auto session = (*writer)->begin_session(ss);
   if (!session) {
     std::cerr << "cottonbox: cannot record the session in " << db_path << ": " << session.error().message << "\n";
-    if (!blocker.empty()) unlink(blocker.c_str());
     return 125;
   }
   int64_t sid = *session;
+  // Until the supervisor runs, a way out ends the session's row as a
+  // failure of cottonbox's own (125), so that no row stays "running".
+  struct EndOnExit {
+    db::Writer& w;
+    int64_t sid;
+    bool armed = true;
+    ~EndOnExit() {
+      if (armed) (void)w.end_session(sid, SessionEnd{realtime_ns(), 125, 0, SessionState::Ended});
+    }
+  } end_on_exit{**writer, sid};
   StoreSink store(**writer, sid);
   auto degrade = [&](const std::string& why) {
     store.degraded(why);
@@ -392,8 +395,6 @@ int run_session(const RunOptions& o) {
     degrade(ebpf_missing + "; running seccomp-only (actions no rule decides are not recorded)");
   if (!want_seccomp && !ebpf_possible) {
     std::cerr << "cottonbox: --tracer ebpf needs the eBPF tracer, which is not available here\n";
-    (void)(*writer)->end_session(sid, SessionEnd{realtime_ns(), 125, 0, SessionState::Ended});
-    if (!blocker.empty()) unlink(blocker.c_str());
     return 125;
   }
   auto say_launch_notes = [&] {
@@ -402,8 +403,6 @@ int run_session(const RunOptions& o) {
   if (!launcher) {
     say_launch_notes();
     std::cerr << "cottonbox: cannot start the command under supervision\n";
-    (void)(*writer)->end_session(sid, SessionEnd{realtime_ns(), 125, 0, SessionState::Ended});
-    if (!blocker.empty()) unlink(blocker.c_str());
     return 125;
   }
   say_launch_notes();
@@ -416,10 +415,9 @@ int run_session(const RunOptions& o) {
     }
   }
   auto started = launcher->start();
-  if (!blocker.empty()) unlink(blocker.c_str());
+  blocker_file.remove();  // bound where it is needed by now
   if (!started) {
     std::cerr << "cottonbox: " << started.error().message << "\n";
-    (void)(*writer)->end_session(sid, SessionEnd{realtime_ns(), 125, 0, SessionState::Ended});
     return 125;
   }
   // Started once the command runs: the walk overlaps the session instead of
@@ -495,12 +493,11 @@ int run_session(const RunOptions& o) {
   so.mount_aliases = plan.alias_of;
   so.protected_devices = plan.devices;
   so.links = links.get();
-  so.self_files = pin.self_files;
-  so.landlock_signals = started->landlock_abi_applied >= 6;
   so.tracer = tracer ? &*tracer : nullptr;
   so.execs_notified = plan.filter.has(Gate::Execs);
   so.kernel_carried = plan.kernel_carried;
   Supervisor sup(std::move(so), std::move(*started), std::move(sinks));
+  end_on_exit.armed = false;  // from here the session's own end is recorded
   SessionOutcome out;
   SessionState final_state = SessionState::Ended;
   try {

@@ -344,7 +344,9 @@ TEST_F(ResolverTest, ASilentUpstreamThenTheNextOne) {
   ASSERT_EQ(::bind(mute.get(), reinterpret_cast<sockaddr*>(&sa), sizeof sa), 0);
   socklen_t len = sizeof sa;
   getsockname(mute.get(), reinterpret_cast<sockaddr*>(&sa), &len);
-  Endpoint dead = Endpoint::from_sockaddr(*reinterpret_cast<sockaddr_storage*>(&sa));
+  sockaddr_storage ss{};
+  memcpy(&ss, &sa, sizeof sa);
+  Endpoint dead = Endpoint::from_sockaddr(ss);
   server_ = std::make_unique<TestDnsServer>(any_port("127.0.0.1"), zone);
   start_resolver({dead, server_->endpoint()}, nullptr, NameMap::kDefaultMaxEntries, std::chrono::milliseconds(200));
   auto t0 = std::chrono::steady_clock::now();
