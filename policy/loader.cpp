@@ -27,8 +27,10 @@ namespace {
 constexpr int kMaxListDepth = 32;
 constexpr size_t kMaxListItems = 100000;
 
-const std::vector<std::string_view> kTopKeys = {"version", "default", "lists", "rules"};
-const std::vector<std::string_view> kRuleKeys = {"id", "action", "path", "process", "when", "decision", "message"};
+const std::vector<std::string_view> kTopKeys = {"version", "default", "lists", "rules", "keep"};
+const std::vector<std::string_view> kRuleKeys = {"id",   "action",   "path",    "process",
+                                                 "when", "decision", "message", "keep"};
+const std::vector<std::string_view> kKeepKeys = {"paths", "except"};
 const std::vector<std::string_view> kDecisions = {"allow", "deny", "ask", "log"};
 
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
@@ -112,7 +114,7 @@ struct Scalar {
 struct RawRule {
   size_t file = 0;
   YAML::Mark mark;
-  std::optional<Scalar> id, when, decision, message;
+  std::optional<Scalar> id, when, decision, message, keep;
   std::optional<std::vector<Scalar>> actions, paths, processes;
   std::set<std::string> keys;  // written, even when the value was rejected
 };
@@ -162,6 +164,7 @@ class Loader {
     expand_lists();
     Policy policy;
     compile_rules(policy);
+    compile_keep(policy);
 
     LoadResult result;
     if (!diags_.empty()) {
@@ -393,6 +396,8 @@ class Loader {
         read_lists(f, v);
       } else if (key == "rules") {
         read_rules(f, v);
+      } else if (key == "keep") {
+        read_keep(f, km, v);
       } else {
         error(f, km, "unknown key '" + key + "'" + suggest_or_list(key, kTopKeys));
       }
@@ -443,6 +448,24 @@ class Loader {
     }
   }
 
+  // keep: {paths: [...], except: [...]}: where undo keeps by default.
+  // A later file's `paths` replaces an earlier one's; `except` adds up.
+  void read_keep(size_t f, const YAML::Mark& km, const YAML::Node& n) {
+    if (!n.IsMap()) {
+      error(f, n.IsNull() ? km : n.Mark(), "'keep' must be a mapping with 'paths' and/or 'except'");
+      return;
+    }
+    each_entry(f, n, [&](const std::string& key, const YAML::Mark& k, const YAML::Node& v) {
+      if (key == "paths") {
+        if (auto l = strings(f, v, k, key)) keep_paths_ = std::move(*l);
+      } else if (key == "except") {
+        if (auto l = strings(f, v, k, key)) keep_except_.insert(keep_except_.end(), l->begin(), l->end());
+      } else {
+        error(f, k, "unknown key '" + key + "' in 'keep'" + suggest_or_list(key, kKeepKeys));
+      }
+    });
+  }
+
   void read_rules(size_t f, const YAML::Node& n) {
     if (n.IsNull()) return;  // every rule commented out
     if (!n.IsSequence()) {
@@ -475,6 +498,8 @@ class Loader {
           r.decision = scalar(f, v, km, "'decision' must be one of allow, deny, ask or log");
         else if (key == "message")
           r.message = scalar(f, v, km, "'message' must be a string");
+        else if (key == "keep")
+          r.keep = scalar(f, v, km, "'keep' must be true or false");
         else
           error(f, km, "unknown key '" + key + "' in rule" + suggest_or_list(key, kRuleKeys));
       });
@@ -725,8 +750,56 @@ class Loader {
           ok = false;
       }
 
+      if (r.keep) {
+        if (r.keep->value == "true") {
+          out.keep = true;
+        } else if (r.keep->value == "false") {
+          out.keep = false;
+        } else {
+          error(r.file, r.keep->mark, "'keep' must be true or false, not '" + r.keep->value + "'");
+          ok = false;
+        }
+      }
+
       if (ok) policy.rules.push_back(std::move(out));
     }
+  }
+
+  // Path globs, each item possibly an @list of them.
+  std::vector<Glob> compile_globs(const std::vector<Scalar>& items) {
+    std::vector<Glob> out;
+    for (const auto& item : items) {
+      std::vector<Scalar> expanded;
+      if (item.value.starts_with("@")) {
+        std::string ref = item.value.substr(1);
+        auto it = expanded_.find(ref);
+        if (it == expanded_.end()) {
+          error(item.file, item.mark, "unknown list '@" + ref + "'" + did_you_mean(ref, list_names()));
+          continue;
+        }
+        for (const auto& v : it->second) expanded.push_back(Scalar{v, item.mark, item.file});
+      } else {
+        expanded.push_back(item);
+      }
+      for (const auto& e : expanded)
+        if (auto g = compile_path(e, bit(Action::FileDelete))) out.push_back(std::move(*g));
+    }
+    return out;
+  }
+
+  void compile_keep(Policy& policy) {
+    if (keep_paths_) {
+      policy.keep.paths = compile_globs(*keep_paths_);
+    } else {
+      // By default: the working directory and $HOME, where an agent's work is.
+      for (const char* var : {"CWD", "HOME"}) {
+        auto it = opts_.vars.find(var);
+        if (it == opts_.vars.end() || it->second.empty() || it->second[0] != '/') continue;
+        std::string dir = it->second == "/" ? "" : Glob::escape(it->second);
+        if (auto g = Glob::compile(dir + "/**")) policy.keep.paths.push_back(std::move(*g));
+      }
+    }
+    policy.keep.except = compile_globs(keep_except_);
   }
 
   void add_guards(Policy& p) {
@@ -765,6 +838,8 @@ class Loader {
   std::map<std::string, RawList> lists_;
   std::map<std::string, std::vector<std::string>> expanded_;
   std::vector<RawRule> rules_;
+  std::optional<std::vector<Scalar>> keep_paths_;
+  std::vector<Scalar> keep_except_;
 };
 
 std::optional<std::string> read_whole_file(const std::string& path, std::string* out) {
