@@ -93,6 +93,7 @@ int main(int argc, char** argv) {
   run->add_option("--ask-timeout", ask_timeout, "Seconds to wait for an answer; none means deny")
       ->check(CLI::PositiveNumber);
   run->add_flag("--observe", ro.observe, "Record what would be decided; block nothing");
+  run->add_flag("--no-keep", ro.no_keep, "Keep nothing for `cottonbox undo`");
   run->add_option("--tracer", ro.tracer, "seccomp|ebpf|seccomp,ebpf (default: both where privileges allow)")
       ->check(CLI::IsMember({"auto", "seccomp", "ebpf", "seccomp,ebpf", "ebpf,seccomp"}));
   run->add_option("--var", vars, "NAME=VALUE for ${NAME} in policies (repeatable)");
