@@ -346,6 +346,27 @@ TEST_F(KeepRun, OutsideTheWorkingDirectoryAndHomeNothingIsKept) {
   EXPECT_NE(journal.find(proj_ + "/src/main.c"), std::string::npos);
 }
 
+TEST_F(KeepRun, WhatCannotBeKeptIsRecordedNeverSilent) {
+  CB_REQUIRE_HOST(cb::test::root());
+  lay_out(Identity{});
+  ASSERT_EQ(mkfifo((proj_ + "/pipe").c_str(), 0644), 0);
+  Ran s = session("rm pipe", Identity{});
+  ASSERT_EQ(s.status, 0) << s.err;
+  // The event of the call says so...
+  Ran e = run({kCottonbox, "events", "--session", "1", "--db", db(), "--json", "--action", "file.delete"}, proj_,
+              Identity{});
+  ASSERT_EQ(e.status, 0) << e.err;
+  EXPECT_NE(e.out.find("not kept for undo: " + proj_ + "/pipe: a fifo is a special file"), std::string::npos) << e.out;
+  // ...the session says how many...
+  Ran ss = run({kCottonbox, "sessions", "--db", db(), "--json"}, proj_, Identity{});
+  EXPECT_NE(ss.out.find("1 changes could not be kept for undo"), std::string::npos) << ss.out;
+  // ...and `changes` why.
+  nlohmann::json l = line_of(changes(Identity{}, 1), proj_ + "/pipe");
+  ASSERT_FALSE(l.is_null());
+  EXPECT_EQ(l["undoable"], false);
+  EXPECT_NE(l["reason"].get<std::string>().find("special file"), std::string::npos) << l.dump();
+}
+
 TEST_F(KeepRun, TheSessionCannotSeeOrTouchTheStore) {
   CB_REQUIRE_HOST(cb::test::root());
   lay_out(Identity{});
