@@ -113,6 +113,8 @@ int main(int argc, char** argv) {
   check->add_option("--var", check_vars, "NAME=VALUE for ${NAME}");
   check->add_flag("--json", check_json, "JSON output");
   check->add_option("--db", db, "The audit database a session would use (for the built-in protection)");
+  bool check_no_keep = false;
+  check->add_flag("--no-keep", check_no_keep, "Plan as `run --no-keep` does (nothing kept for undo)");
 
   // ---- sessions / events / tree
   bool json = false;
@@ -262,7 +264,8 @@ int main(int argc, char** argv) {
     bool ok = true;
     auto v = parse_vars(check_vars, &ok);
     if (!ok) return kOwnError;
-    return cb::run_check(check_policies, v, db.empty() ? cb::db::default_db_path() : db, check_json, std::cout);
+    return cb::run_check(check_policies, v, db.empty() ? cb::db::default_db_path() : db, check_json, std::cout,
+                         !check_no_keep);
   }
   if (*mcp) {
     signal(SIGPIPE, SIG_IGN);
