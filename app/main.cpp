@@ -102,7 +102,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> positional;
   run->add_option("command", positional, "The command (after --)");
 
-  std::string db;  // --db for check, sessions, events, tree, changes, undo, gc
+  std::string db;  // --db for check, sessions, events, tree, hosts, changes, undo, gc
 
   // ---- check
   std::vector<std::string> check_policies;
@@ -187,6 +187,11 @@ int main(int argc, char** argv) {
   tree->add_option("--db", db, "Audit database");
   tree->add_flag("--json", json, "JSON output");
 
+  int64_t hosts_session = 0;
+  auto* hosts = app.add_subcommand("hosts", "List the hosts a session contacted, with ports, processes and times");
+  hosts->add_option("--session", hosts_session, "Session id")->required();
+  hosts->add_option("--db", db, "Audit database");
+  hosts->add_flag("--json", json, "One JSON object a line");
   // ---- changes / undo / gc
   int64_t ch_session = 0;
   uint64_t ch_command = 0;
@@ -347,5 +352,6 @@ int main(int argc, char** argv) {
     return cb::db::print_events(**reader, q, json, std::cout);
   }
   if (*tree) return cb::db::print_tree(**reader, tree_session, json, std::cout);
+  if (*hosts) return cb::db::print_hosts(**reader, hosts_session, json, std::cout);
   return kOwnError;
 }

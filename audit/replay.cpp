@@ -10,12 +10,8 @@
 
 namespace cb::audit {
 
-using proto::explanation_json;
-using proto::explanation_text;
-using proto::layer_words;
 using proto::rule_location;
 using proto::Sources;
-using proto::sources_of;
 namespace {
 
 using nlohmann::json;

@@ -108,6 +108,11 @@ int run_check(const std::vector<std::string>& policy_files, const std::map<std::
       std::vector<std::string> paths;
       for (const auto& g : r.paths) paths.push_back(g.text());
       jr["paths"] = paths;
+      std::vector<std::string> hosts, ports;
+      for (const auto& h : r.hosts) hosts.push_back(h.text);
+      for (const auto& pr : r.ports) ports.push_back(pr.text());
+      jr["hosts"] = hosts;
+      jr["ports"] = ports;
       jr["processes"] = r.processes;
       jr["when"] = r.when_text.empty() ? nlohmann::json() : nlohmann::json(r.when_text);
       jr["message"] = r.message;

@@ -38,7 +38,7 @@ std::string text_line(const StoredEvent& e) {
 
 }  // namespace
 
-int follow_events(const std::string& path, FollowOptions o, std::ostream& out) {
+int follow_events(const std::string& path, const FollowOptions& o, std::ostream& out) {
   std::unique_ptr<Reader> reader;
   while (!reader) {
     if (stopped(o)) return 0;

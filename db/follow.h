@@ -26,6 +26,6 @@ struct FollowOptions {
 
 // Runs until *stop, stop_after, or the output fails (a closed pipe).  A
 // database that does not exist yet is waited for.  Returns the exit status.
-int follow_events(const std::string& path, FollowOptions o, std::ostream& out);
+int follow_events(const std::string& path, const FollowOptions& o, std::ostream& out);
 
 }  // namespace cb::db

@@ -95,6 +95,53 @@ json event_json(int64_t session, const EventRow& r) {
   j["errno"] = r.result_errno < 0 ? json(nullptr) : json(r.result_errno);
   j["enforced"] = r.enforced;
   j["count"] = r.count;
+  if (ev.net.proto != NetProto::None) j["net"] = net_json(ev.net);
+  return j;
+}
+
+json net_json(const NetObject& n) {
+  json j = json::object();
+  j["proto"] = net_proto_name(n.proto);
+  j["addr"] = n.addr_text.empty() ? json(nullptr) : json(n.addr_text);
+  j["port"] = n.ip() ? json(n.port) : json(nullptr);
+  // Names are the resolver's presentation form: printable ASCII.
+  j["hosts"] = json::array();
+  for (const auto& h : n.hosts) j["hosts"].push_back(text(h));
+  j["names"] = json::array();
+  for (const auto& h : n.names) j["names"].push_back(text(h));
+  return j;
+}
+
+json host_json(int64_t session, const HostContact& h) {
+  json j = json::object();
+  j["session"] = session;
+  j["host"] = text(h.host);
+  j["names"] = json::array();
+  for (const auto& n : h.names) j["names"].push_back(text(n));
+  j["addresses"] = json::array();
+  for (const auto& a : h.addresses) j["addresses"].push_back(text(a));
+  j["proto"] = h.proto;
+  j["port"] = h.proto == "dns" ? json(nullptr) : json(h.port);
+  j["actions"] = json::array();
+  for (const auto& a : h.actions) j["actions"].push_back(a);
+  j["processes"] = json::array();
+  for (const auto& p : h.processes) {
+    json pj = json::object();
+    pj["proc_id"] = p.proc_id == 0 ? json(nullptr) : json(p.proc_id);
+    pj["pid"] = p.pid == 0 ? json(nullptr) : json(p.pid);
+    put_bytes(pj, "comm", p.comm);
+    pj["events"] = p.events;
+    j["processes"].push_back(std::move(pj));
+  }
+  j["first"] = iso8601_utc(h.first_ns);
+  j["first_ns"] = h.first_ns;
+  j["last"] = iso8601_utc(h.last_ns);
+  j["last_ns"] = h.last_ns;
+  j["events"] = h.events;
+  j["denied"] = h.denied;
+  j["asked"] = h.asked;
+  j["lookups"] = h.lookups;
+  j["lookups_refused"] = h.lookups_refused;
   return j;
 }
 

@@ -29,6 +29,15 @@ namespace cb::db {
 // (null if unknown), enforced, count.  proc_id, ppid and exe are null when
 // the process is unknown.
 nlohmann::json event_json(int64_t session, const EventRow& r);
+// A net.* event also has "net": {proto, addr, port, hosts, names} (addr and
+// port null for a unix socket; hosts the names a process asked for, names
+// those and the CNAME names between).
+nlohmann::json net_json(const NetObject& n);
+// `cottonbox hosts --json`: session, host, names, addresses, proto, port
+// (null for "dns", a name refused at resolution), actions, processes
+// ({proc_id, pid, comm, events}), first, first_ns, last, last_ns, events,
+// denied, asked, lookups, lookups_refused.
+nlohmann::json host_json(int64_t session, const HostContact& h);
 // The same plus "id" (the database row) and "approval" when the event was asked.
 nlohmann::json event_json(const StoredEvent& e);
 // asked, asked_ns, answered_ns, wait_ns, answered_by, answer, rule_written.

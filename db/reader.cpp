@@ -7,6 +7,7 @@
 #include <set>
 
 #include "db/bytes.h"
+#include "db/hosts.h"
 #include "db/schema.h"
 #include "db/sqlite.h"
 #include "db/store.h"
@@ -140,6 +141,25 @@ PrefixRange glob_prefix_range(std::string_view pattern) {
   while (!hi.empty() && static_cast<unsigned char>(hi.back()) == 0xff) hi.pop_back();
   if (!hi.empty()) hi.back() = static_cast<char>(static_cast<unsigned char>(hi.back()) + 1);
   return {lo, hi};
+}
+
+// The net_* columns into ev.net.
+void read_net(Cursor& c, Event& ev) {
+  if (c.null()) return;
+  std::string proto = c.bytes();
+  std::string addr = c.bytes();
+  auto port = c.opt_i64();
+  std::vector<std::string> hosts = detail::decode_string_array(c.bytes());
+  std::vector<std::string> chain = detail::decode_string_array(c.bytes());
+  NetProto p = proto == "tcp"    ? NetProto::Tcp
+               : proto == "udp"  ? NetProto::Udp
+               : proto == "unix" ? NetProto::Unix
+                                 : NetProto::Other;
+  auto ip = IpAddr::parse(addr);
+  ev.net = make_net_object(p, ip.value_or(IpAddr{}), static_cast<uint16_t>(port.value_or(0)));
+  ev.net.hosts = std::move(hosts);
+  ev.net.names = ev.net.hosts;
+  ev.net.names.insert(ev.net.names.end(), chain.begin(), chain.end());
 }
 
 struct Param {
@@ -322,6 +342,9 @@ Result<std::vector<StoredEvent>> Reader::events(const EventQuery& q) {
       std::string(impl_->version >= 3 ? "e.proc_deletes, e.facets, i.id, i.proc_id, i.pid, i.ppid,"
                                         " i.uid, i.comm, i.exe, i.argv, i.cwd, i.ancestors"
                                       : "NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL") +
+      // kNetColumn (files older than version 5 have none of them):
+      std::string(impl_->version >= 5 ? ", e.net_proto, e.net_addr, e.net_port, e.net_hosts, e.net_chain"
+                                      : ", NULL, NULL, NULL, NULL, NULL") +
       " FROM events e"
       " LEFT JOIN processes p ON p.session = e.session AND p.proc_id = e.proc_id"
       " LEFT JOIN approvals a ON a.session = e.session AND a.event_seq = e.seq" +
@@ -343,6 +366,7 @@ Result<std::vector<StoredEvent>> Reader::events(const EventQuery& q) {
   // The process columns are read only for a process not seen yet.
   constexpr int kApprovalColumn = 34;
   constexpr int kRecordedColumn = 40;  // proc_deletes, facets, then the image
+  constexpr int kNetColumn = 52;
   std::vector<StoredEvent> out;
   // Events of one process share its ProcessInfo, as they do in the supervisor.
   std::map<std::pair<int64_t, uint64_t>, std::shared_ptr<const ProcessInfo>> procs;
@@ -470,6 +494,12 @@ Result<std::vector<StoredEvent>> Reader::events(const EventQuery& q) {
       a.rule_written = c.bytes();
       x.approval = std::move(a);
     }
+    c.seek(kNetColumn);
+    read_net(c, ev);
+    // Recorded without its object (a version 2 file, a producer that gave
+    // none): the address is still in the path.
+    if (ev.net.proto == NetProto::None && action_object(ev.action) == ObjectKind::Address)
+      ev.net = net_object_from_path(ev.path);
     out.push_back(std::move(x));
     if (q.limit > 0 && static_cast<int64_t>(out.size()) >= q.limit) break;
   }
@@ -596,5 +626,59 @@ Result<int64_t> Reader::last_event_id() {
 }
 
 int Reader::schema_version() const { return impl_->version; }
+
+Result<std::vector<StoredLookup>> Reader::lookups(int64_t session) {
+  std::vector<StoredLookup> out;
+  if (impl_->version < 5) return out;
+  auto s = impl_->db.prepare(
+      "SELECT ts_ns, proc_id, client, transport, name, type, rcode, denied, truncated, chain, addresses,"
+      " upstream, note FROM dns_lookups WHERE session = ?1 ORDER BY rowid");
+  if (!s) return s.error();
+  s->bind_int64(1, session);
+  while (s->step()) {
+    Cursor c(*s);
+    StoredLookup x;
+    x.session = session;
+    LookupRow& r = x.row;
+    r.ts_ns = c.i64();
+    r.proc_id = c.u64();
+    r.client = c.bytes();
+    r.tcp = c.bytes() == "tcp";
+    r.name = c.bytes();
+    r.type = static_cast<uint16_t>(c.i64());
+    r.rcode = c.i32();
+    r.denied = c.flag();
+    r.truncated = c.flag();
+    r.chain = detail::decode_string_array(c.bytes());
+    r.addresses = detail::decode_string_array(c.bytes());
+    r.upstream = c.bytes();
+    r.note = c.bytes();
+    out.push_back(std::move(x));
+  }
+  if (!s->succeeded()) return impl_->db.error("reading lookups from " + impl_->path);
+  return out;
+}
+
+Result<std::vector<HostContact>> Reader::hosts(int64_t session) {
+  if (auto s = this->session(session); !s) return s.error();
+  EventQuery q;
+  q.session = session;
+  q.action = "net.*";
+  auto events = this->events(q);
+  if (!events) return events.error();
+  auto lookups = this->lookups(session);
+  if (!lookups) return lookups.error();
+  auto hosts = summarize_hosts(*events, *lookups);
+  // A lookup names its process by id alone.
+  auto procs = processes(session);
+  if (!procs) return procs.error();
+  for (auto& h : hosts)
+    for (auto& p : h.processes) {
+      if (!p.comm.empty() || p.proc_id == 0) continue;
+      for (const auto& sp : *procs)
+        if (sp.row.proc_id == p.proc_id) p.comm = sp.row.comm, p.pid = sp.row.pid;
+    }
+  return hosts;
+}
 
 }  // namespace cb::db

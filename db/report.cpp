@@ -192,6 +192,12 @@ std::string decision_text(const EventRow& r) {
 
 std::string path_text(const Event& ev) {
   std::string p = escape_for_terminal(ev.path);
+  // The names the session resolved to the address: "tcp:104.16.0.35:443 (registry.npmjs.org)".
+  if (ev.net.ip() && !ev.net.hosts.empty()) {
+    std::string names;
+    for (const auto& h : ev.net.hosts) names += (names.empty() ? "" : ", ") + escape_for_terminal(h);
+    p += " (" + names + ")";
+  }
   if (ev.target.empty()) return p;
   if (ev.action == Action::FileRename) return p + " → " + escape_for_terminal(ev.target);
   return p + " [" + escape_for_terminal(ev.target) + "]";
@@ -392,6 +398,54 @@ int print_tree(Reader& reader, int64_t session, bool json, std::ostream& out) {
       stack.push_back({c->second[k], prefix, k + 1 == c->second.size(), false, it.depth + 1});
   }
   if (!json) note_lost(out, *s);
+  return 0;
+}
+
+int print_hosts(Reader& reader, int64_t session, bool json, std::ostream& out) {
+  auto s = reader.session(session);
+  if (!s) return report_error(s.error());
+  auto hosts = reader.hosts(session);
+  if (!hosts) return report_error(hosts.error());
+  if (json) {
+    for (const auto& h : *hosts) print_json_line(out, host_json(session, h));
+    return 0;
+  }
+  out << "session " << s->id << ": " << session_command(*s) << "  (" << session_state_text(*s) << ")\n";
+  if (hosts->empty()) {
+    out << "no hosts contacted\n";
+    note_lost(out, *s);
+    return 0;
+  }
+  auto list = [](const std::vector<std::string>& v, size_t most) {
+    std::string t;
+    for (size_t i = 0; i < v.size() && i < most; ++i) t += (i ? ", " : "") + escape_for_terminal(v[i]);
+    if (v.size() > most) t += " +" + std::to_string(v.size() - most) + " more";
+    return t;
+  };
+  bool many_days = false;
+  for (const auto& h : *hosts)
+    many_days |= local_time(h.first_ns, "%F") != local_time(hosts->front().first_ns, "%F") ||
+                 local_time(h.last_ns, "%F") != local_time(h.first_ns, "%F");
+  Table t({"HOST", "PORT", "PROTO", "ADDRESSES", "PROCESSES", "FIRST", "LAST", "EVENTS", "DENIED", "LOOKUPS"},
+          "lrlllllrrl");
+  for (const auto& h : *hosts) {
+    std::vector<std::string> procs;
+    for (const auto& p : h.processes) {
+      std::string who = p.comm.empty() ? "proc " + std::to_string(p.proc_id) : p.comm;
+      if (p.pid) who += "[" + std::to_string(p.pid) + "]";
+      if (p.events > 1) who += "×" + std::to_string(p.events);
+      procs.push_back(who);
+    }
+    std::string lookups = h.lookups == 0 ? "-" : std::to_string(h.lookups);
+    if (h.lookups_refused) lookups += " (" + std::to_string(h.lookups_refused) + " refused)";
+    bool dns = h.proto == "dns";
+    t.add({escape_for_terminal(h.host), dns ? "-" : std::to_string(h.port), h.proto,
+           h.addresses.empty() ? "-" : list(h.addresses, 3), procs.empty() ? "-" : list(procs, 4),
+           clock_ms(h.first_ns, many_days), clock_ms(h.last_ns, many_days), std::to_string(h.events),
+           std::to_string(h.denied), lookups});
+  }
+  t.print(out);
+  note_lost(out, *s);
   return 0;
 }
 

@@ -1,4 +1,4 @@
-// What `cottonbox sessions|events|tree` print, so that main stays thin.
+// What `cottonbox sessions|events|tree|hosts` print, so that main stays thin.
 //
 // Text is for people: aligned tables sized to their content, times in local
 // time, and every byte that came from a supervised process escaped so that a
@@ -25,6 +25,7 @@ constexpr int kExitFailure = 125;  // cottonbox's own errors, as for `cottonbox 
 int print_sessions(Reader& reader, bool json, std::ostream& out);
 int print_events(Reader& reader, const EventQuery& q, bool json, std::ostream& out);
 int print_tree(Reader& reader, int64_t session, bool json, std::ostream& out);
+int print_hosts(Reader& reader, int64_t session, bool json, std::ostream& out);
 
 // Writes "cottonbox: <message>" to stderr and returns kExitFailure; for the
 // caller's own failures, such as Reader::open.

@@ -5,6 +5,8 @@
 
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <span>
+#include <utility>
 
 #include "db/bytes.h"
 #include "db/json.h"
@@ -181,10 +183,17 @@ CREATE TABLE events (
   enforced   INTEGER NOT NULL,
   count      INTEGER NOT NULL,
   -- Schema 3 (NULL in rows from before): proc.deletes as judged, the
-  -- process image judged (images.id), the call's other parts (JSON).
+  -- process image judged (images.id), the other parts of the call (JSON).
   proc_deletes INTEGER,
   image      INTEGER,
-  facets     TEXT
+  facets     TEXT,
+  -- Schema 5, the network object of net.* events (NULL before, and
+  -- without one): protocol, address, port, names asked, CNAME names.
+  net_proto  TEXT,
+  net_addr   TEXT,
+  net_port   INTEGER,
+  net_hosts  TEXT,
+  net_chain  TEXT
 );
 
 -- Paths and targets of events, once per session (mostly): first_id is the
@@ -278,6 +287,53 @@ CREATE TABLE undos (
 );
 )sql";
 
+// Schema 5: the network.  The tables it added, for a new file and an
+// upgraded one alike.
+constexpr const char* kSchema5Tables = R"sql(
+-- Schema 5.  Every lookup the session's resolver answered: the trail of
+-- which names a session asked for, what they led to, and which were
+-- refused.  Written at the rate of lookups, so an index costs nothing that
+-- matters.
+CREATE TABLE IF NOT EXISTS dns_lookups (
+  session   INTEGER NOT NULL,
+  ts_ns     INTEGER NOT NULL,
+  proc_id   INTEGER,
+  client    TEXT NOT NULL,
+  transport TEXT NOT NULL CHECK (transport = 'udp' OR transport = 'tcp'),
+  name      TEXT NOT NULL,
+  type      INTEGER NOT NULL,
+  rcode     INTEGER NOT NULL,
+  denied    INTEGER NOT NULL,
+  truncated INTEGER NOT NULL,
+  chain     TEXT NOT NULL DEFAULT '[]',
+  addresses TEXT NOT NULL DEFAULT '[]',
+  upstream  TEXT,
+  note      TEXT
+);
+CREATE INDEX IF NOT EXISTS dns_lookups_session ON dns_lookups (session);
+)sql";
+
+// An older file gains the columns at the end, so that an upgraded file
+// and a new one have one layout.  ADD COLUMN rewrites no row: instant at
+// any size.
+// Each added only where missing: a file that a development build between
+// two versions wrote may have some of them.
+constexpr std::pair<const char*, const char*> kColumns5[] = {
+    {"net_proto", "TEXT"}, {"net_addr", "TEXT"}, {"net_port", "INTEGER"}, {"net_hosts", "TEXT"}, {"net_chain", "TEXT"}};
+
+Result<Ok> add_missing_columns(sql::Database& db, const char* table,
+                               std::span<const std::pair<const char*, const char*>> columns) {
+  for (const auto& [name, type] : columns) {
+    auto s = db.prepare(std::string("SELECT 1 FROM pragma_table_info('") + table + "') WHERE name = ?1");
+    if (!s) return s.error();
+    s->bind_text(1, name);
+    if (s->step()) continue;
+    if (auto r = db.exec((std::string("ALTER TABLE ") + table + " ADD COLUMN " + name + " " + type).c_str()); !r)
+      return r;
+  }
+  return Ok{};
+}
+
 std::string read_first_line(const char* file) {
   std::ifstream in(file);
   std::string line;
@@ -343,6 +399,10 @@ Result<Ok> ensure_schema(sql::Database& db, const std::string& path, bool create
     }
     if (*version < 4)
       if (auto r = db.exec(kSchema4Tables); !r) return r;
+    if (*version < 5) {
+      if (auto r = add_missing_columns(db, "events", kColumns5); !r) return r;
+      if (auto r = db.exec(kSchema5Tables); !r) return r;
+    }
     if (auto r = db.exec(set_version.c_str()); !r) return r;
     return tx.commit();
   }
@@ -355,6 +415,7 @@ Result<Ok> ensure_schema(sql::Database& db, const std::string& path, bool create
   if (auto r = db.exec(kSchemaSql); !r) return r;
   if (auto r = db.exec(kSchema3Tables); !r) return r;
   if (auto r = db.exec(kSchema4Tables); !r) return r;
+  if (auto r = db.exec(kSchema5Tables); !r) return r;
   if (auto r = db.exec(set_version.c_str()); !r) return r;
   return tx.commit();
 }
@@ -372,7 +433,7 @@ Result<std::string> new_database_image() {
   if (sqlite3_deserialize(raw, "main", nullptr, 0, 0, SQLITE_DESERIALIZE_RESIZEABLE | SQLITE_DESERIALIZE_FREEONCLOSE) !=
       SQLITE_OK)
     return fail("memdb");
-  std::string sql = std::string("BEGIN;") + kSchemaSql + kSchema3Tables + kSchema4Tables +
+  std::string sql = std::string("BEGIN;") + kSchemaSql + kSchema3Tables + kSchema4Tables + kSchema5Tables +
                     "PRAGMA user_version = " + std::to_string(kSchemaVersion) + ";COMMIT;";
   if (sqlite3_exec(raw, sql.c_str(), nullptr, nullptr, nullptr) != SQLITE_OK) return fail("schema");
   sqlite3_int64 size = 0;

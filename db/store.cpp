@@ -45,7 +45,7 @@ namespace {
 constexpr size_t kLargeBatch = 4096;
 // Rows per multi-row INSERT into events.
 constexpr int kRowsPerInsert = 16;
-constexpr int kEventColumns = 28;
+constexpr int kEventColumns = 33;
 // After a failed commit, wait before retrying (doubling, up to the cap)
 // unless someone is waiting for a flush.
 constexpr std::chrono::milliseconds kRetryFirst{100};
@@ -82,8 +82,8 @@ struct End {
   SessionEnd end;
 };
 
-using Body =
-    std::variant<EventRow, ProcessRow, ProcessExec, ProcessExit, ApprovalRow, Degraded, EventsLost, End, Begin>;
+using Body = std::variant<EventRow, ProcessRow, ProcessExec, ProcessExit, ApprovalRow, LookupRow, Degraded, EventsLost,
+                          End, Begin>;
 
 struct Record {
   template <typename T>
@@ -269,8 +269,8 @@ class Checkpointer {
 struct Writer::Impl {
   struct Statements {
     sql::Statement insert_session, insert_events, insert_event, insert_touch, upsert_process, exec_process,
-        exit_process, insert_approval, get_degraded, set_degraded, set_lost, end_session, add_counts, insert_image,
-        insert_policy;
+        exit_process, insert_approval, insert_lookup, get_degraded, set_degraded, set_lost, end_session, add_counts,
+        insert_image, insert_policy;
   };
 
   std::string path;
@@ -298,8 +298,11 @@ struct Writer::Impl {
   // Writer thread only.
   std::vector<Record> batch;  // survives a failed commit, to be retried
   std::vector<SessionCounts> counts;
-  std::array<std::string, kRowsPerInsert> aliases;  // bound until the statement runs
-  std::array<std::string, kRowsPerInsert> facets;   // the same
+  // Bytes made for a row's columns, bound until the statement runs.
+  struct Scratch {
+    std::string aliases, facets, net_addr, net_hosts, net_chain;
+  };
+  std::array<Scratch, kRowsPerInsert> scratch;
   std::array<int64_t, kRowsPerInsert> image_ids{};
   // The process images written so far, by the ProcessInfo an event points
   // at.  A live weak_ptr means the same object (its address cannot have
@@ -351,8 +354,8 @@ struct Writer::Impl {
   int write_records(size_t begin, size_t end);
   int insert_events(const std::vector<std::pair<int64_t, const EventRow*>>& group);
   int image_of(int64_t session, const EventRow& r, int64_t* id);
-  void bind_event(sql::Statement& s, int base, int64_t session, const EventRow& r, std::string& aliases,
-                  std::string& facets, int64_t image);
+  void bind_event(sql::Statement& s, int base, int64_t session, const EventRow& r, Scratch& scratch, int64_t image);
+  void bind_net(sql::Statement& s, int i, const Event& ev, Scratch& scratch);
   int after_event(int64_t id, int64_t session, const EventRow& r);
   int touch(int64_t session, const std::string& path, int64_t id);
   int apply(int64_t session, Body& body);
@@ -368,12 +371,13 @@ struct Writer::Impl {
 
 namespace {
 // Plain "?" (numbered in order): "?NNN" makes SQLite look each number up in
-// a list, which is quadratic in the 400 parameters of a 16-row insert.
+// a list, which is quadratic in the 480 parameters of a 16-row insert.
 std::string insert_events_sql(int rows) {
   std::string v =
       "INSERT INTO events (session, seq, ts_ns, pid, tid, proc_id, comm, action,"
       " syscall, path, target, aliases, flags, is_dir, target_pid, decision, verdict, rule,"
-      " builtin, message, source, layer, errno, enforced, count, proc_deletes, image, facets) VALUES ";
+      " builtin, message, source, layer, errno, enforced, count, proc_deletes, image, facets,"
+      " net_proto, net_addr, net_port, net_hosts, net_chain) VALUES ";
   for (int r = 0; r < rows; ++r) {
     v += r ? ", (" : "(";
     for (int c = 1; c <= kEventColumns; ++c) v += c > 1 ? ", ?" : "?";
@@ -428,6 +432,10 @@ Result<Ok> Writer::Impl::prepare() {
            p(st.insert_approval,
              "INSERT OR REPLACE INTO approvals (session, event_seq, asked_ns, answered_ns,"
              " answered_by, answer, rule_written) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"),
+           p(st.insert_lookup,
+             "INSERT INTO dns_lookups (session, ts_ns, proc_id, client, transport, name, type, rcode, denied,"
+             " truncated, chain, addresses, upstream, note)"
+             " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)"),
            p(st.get_degraded, "SELECT degraded FROM sessions WHERE id = ?1"),
            p(st.set_degraded, "UPDATE sessions SET degraded = ?2 WHERE id = ?1"),
            p(st.set_lost, "UPDATE sessions SET events_lost = max(events_lost, ?2) WHERE id = ?1"),
@@ -546,8 +554,10 @@ int Writer::Impl::image_of(int64_t session, const EventRow& r, int64_t* id) {
   return SQLITE_OK;
 }
 
-void Writer::Impl::bind_event(sql::Statement& s, int base, int64_t session, const EventRow& r, std::string& alias_bytes,
-                              std::string& facet_text, int64_t image) {
+void Writer::Impl::bind_event(sql::Statement& s, int base, int64_t session, const EventRow& r, Scratch& scratch,
+                              int64_t image) {
+  std::string& alias_bytes = scratch.aliases;
+  std::string& facet_text = scratch.facets;
   const Event& ev = r.ev;
   int i = base;
   s.bind_int64(++i, session);
@@ -597,6 +607,36 @@ void Writer::Impl::bind_event(sql::Statement& s, int base, int64_t session, cons
     facet_text = detail::encode_facets(r.facets);
     s.bind_text(++i, facet_text);
   }
+  bind_net(s, i, ev, scratch);
+}
+
+// The network object of a net.* event; read back from its path when the
+// producer gave none (names are then unknown).  NULLs for other events.
+void Writer::Impl::bind_net(sql::Statement& s, int i, const Event& ev, Scratch& scratch) {
+  NetObject from_path;
+  const NetObject* n = &ev.net;
+  if (n->proto == NetProto::None && action_object(ev.action) == ObjectKind::Address) {
+    from_path = net_object_from_path(ev.path);
+    n = &from_path;
+  }
+  if (n->proto == NetProto::None) {
+    for (int k = 0; k < 5; ++k) s.bind_null(++i);
+    return;
+  }
+  s.bind_text(++i, net_proto_name(n->proto));
+  scratch.net_addr = n->addr_text;
+  s.bind_text_or_null(++i, scratch.net_addr);
+  if (n->ip())
+    s.bind_int(++i, n->port);
+  else
+    s.bind_null(++i);
+  std::vector<std::string> chain;
+  for (const auto& name : n->names)
+    if (std::find(n->hosts.begin(), n->hosts.end(), name) == n->hosts.end()) chain.push_back(name);
+  scratch.net_hosts = n->hosts.empty() ? "" : detail::encode_string_array(n->hosts);
+  scratch.net_chain = chain.empty() ? "" : detail::encode_string_array(chain);
+  s.bind_text_or_null(++i, scratch.net_hosts);
+  s.bind_text_or_null(++i, scratch.net_chain);
 }
 
 int Writer::Impl::touch(int64_t session, const std::string& p, int64_t id) {
@@ -645,7 +685,7 @@ int Writer::Impl::insert_events(const std::vector<std::pair<int64_t, const Event
         image_ids[k] = 0;  // the event without its image beats no event
       }
     for (int k = 0; k < kRowsPerInsert; ++k)
-      bind_event(s, k * kEventColumns, group[k].first, *group[k].second, aliases[k], facets[k], image_ids[k]);
+      bind_event(s, k * kEventColumns, group[k].first, *group[k].second, scratch[k], image_ids[k]);
     if (s.run()) {
       int64_t first = db.last_insert_rowid() - n + 1;
       for (int k = 0; k < kRowsPerInsert; ++k)
@@ -662,7 +702,7 @@ int Writer::Impl::insert_events(const std::vector<std::pair<int64_t, const Event
       if (sql::is_transient(rc)) return rc;
       image = 0;
     }
-    bind_event(s, 0, session, *row, aliases[0], facets[0], image);
+    bind_event(s, 0, session, *row, scratch[0], image);
     if (!s.run()) {
       if (sql::is_transient(s.rc())) return s.rc();
       ++refused_now;
@@ -782,6 +822,28 @@ int Writer::Impl::apply(int64_t session, Body& body) {
           s.bind_text(5, x.answered_by);
           s.bind_text(6, x.answer);
           s.bind_text_or_null(7, x.rule_written);
+          return s.run() ? SQLITE_OK : s.rc();
+        } else if constexpr (std::is_same_v<T, LookupRow>) {
+          auto& s = st.insert_lookup;
+          std::string chain = detail::encode_string_array(x.chain);
+          std::string addresses = detail::encode_string_array(x.addresses);
+          s.bind_int64(1, session);
+          s.bind_int64(2, x.ts_ns);
+          if (x.proc_id)
+            s.bind_uint64(3, x.proc_id);
+          else
+            s.bind_null(3);
+          s.bind_text(4, x.client);
+          s.bind_text(5, x.tcp ? "tcp" : "udp");
+          s.bind_text(6, x.name);
+          s.bind_int(7, x.type);
+          s.bind_int(8, x.rcode);
+          s.bind_bool(9, x.denied);
+          s.bind_bool(10, x.truncated);
+          s.bind_text(11, chain);
+          s.bind_text(12, addresses);
+          s.bind_text_or_null(13, x.upstream);
+          s.bind_text_or_null(14, x.note);
           return s.run() ? SQLITE_OK : s.rc();
         } else if constexpr (std::is_same_v<T, Degraded>) {
           return apply_degraded(session, x.reason);
@@ -1104,9 +1166,10 @@ Result<int64_t> Writer::begin_session(const SessionStart& s) {
 
 void Writer::add_process(int64_t session, ProcessRow p) { impl_->enqueue(session, std::move(p)); }
 void Writer::exec_process(int64_t session, ProcessExec e) { impl_->enqueue(session, std::move(e)); }
-void Writer::exit_process(int64_t session, ProcessExit e) { impl_->enqueue(session, std::move(e)); }
+void Writer::exit_process(int64_t session, ProcessExit e) { impl_->enqueue(session, e); }
 void Writer::add_event(int64_t session, EventRow e) { impl_->enqueue(session, std::move(e)); }
 void Writer::add_approval(int64_t session, ApprovalRow a) { impl_->enqueue(session, std::move(a)); }
+void Writer::add_lookup(int64_t session, LookupRow l) { impl_->enqueue(session, std::move(l)); }
 void Writer::add_degraded(int64_t session, std::string reason) { impl_->enqueue(session, Degraded{std::move(reason)}); }
 void Writer::set_events_lost(int64_t session, uint64_t lost) { impl_->enqueue(session, EventsLost{lost}); }
 

@@ -30,7 +30,10 @@ namespace cb::db {
 //    texts a session ran with (policies).  A version 2 file is upgraded in
 //    place by the first writer; readers read it as it is.
 // 4: the undos table: what `cottonbox undo` did, a row per file.
-constexpr int kSchemaVersion = 4;
+// 5: the network: each event's network object (net_* columns: protocol,
+//    address, port, the names the session resolved to the address) and the
+//    session resolver's lookups (dns_lookups).
+constexpr int kSchemaVersion = 5;
 constexpr int kOldestUpgradableSchema = 2;
 constexpr std::chrono::milliseconds kCommitInterval{50};
 
@@ -75,6 +78,7 @@ class Writer {
   void exit_process(int64_t session, ProcessExit e);
   void add_event(int64_t session, EventRow e);
   void add_approval(int64_t session, ApprovalRow a);
+  void add_lookup(int64_t session, LookupRow l);
   void add_degraded(int64_t session, std::string reason);  // appended once per distinct reason
   void set_events_lost(int64_t session, uint64_t lost);    // the tracer's running total
 
@@ -126,6 +130,33 @@ struct StoredEvent {
   bool image_recorded = false;    // row.ev.proc is exactly what was judged
   bool deletes_recorded = false;  // row.ev.proc_deletes is what was judged
   bool facets_recorded = false;   // row.facets is complete
+};
+
+// Each host a session's processes reached (net.* events with an IP
+// address), by the first name the session resolved for it, or by its
+// address when none: `cottonbox hosts`.
+struct HostContact {
+  std::string host;                    // the name, or the address when no name led to it
+  std::vector<std::string> names;      // every name asked for that led to these addresses
+  std::vector<std::string> addresses;  // as text, in order of first contact
+  std::string proto;                   // "tcp", "udp"; "dns" for a name refused at resolution
+  uint16_t port = 0;
+  std::vector<std::string> actions;  // net.connect, net.send, ...
+  struct Process {
+    uint64_t proc_id = 0;
+    int32_t pid = 0;
+    std::string comm;
+    uint64_t events = 0;
+  };
+  std::vector<Process> processes;  // in order of first contact
+  int64_t first_ns = 0, last_ns = 0;
+  uint64_t events = 0, denied = 0, asked = 0;
+  uint64_t lookups = 0, lookups_refused = 0;  // of host's name by the session's resolver
+};
+
+struct StoredLookup {
+  int64_t session = 0;
+  LookupRow row;
 };
 
 struct StoredProcess {
@@ -183,6 +214,10 @@ class Reader {
   Result<std::vector<StoredProcess>> process_chain(int64_t session, uint64_t proc_id);
   // The session's undos, oldest first (none in a file older than version 3).
   Result<std::vector<UndoRun>> undos(int64_t session);
+  // Hosts contacted in a session, in order of first contact; names refused
+  // at resolution follow as rows of proto "dns".
+  Result<std::vector<HostContact>> hosts(int64_t session);
+  Result<std::vector<StoredLookup>> lookups(int64_t session);
 
   const std::string& path() const;
 

@@ -52,7 +52,7 @@ class Builder {
  private:
   // Each comparison as seccomp rules, any one of which may match.
   static std::vector<scmp_arg_cmp> expand(const ArgCmp& c) {
-    auto arg = static_cast<unsigned>(c.arg);
+    auto arg = static_cast<unsigned>(static_cast<uint8_t>(c.arg));
     std::vector<scmp_arg_cmp> out;
     switch (c.op) {
       case CmpOp::MaskedEq: out.push_back(SCMP_CMP(arg, SCMP_CMP_MASKED_EQ, c.mask, c.value)); break;

@@ -260,7 +260,7 @@ json who_touched(const std::string& path, const json& a) {
       for (const auto& anc : e.row.ev.proc->ancestors) chain.push_back(db::to_valid_utf8(anc));
     }
     j["chain"] = chain;
-    if (e.row.ev.proc) j["argv"] = e.row.ev.proc->argv.size() ? json(e.row.ev.proc->argv) : json::array();
+    if (e.row.ev.proc) j["argv"] = !e.row.ev.proc->argv.empty() ? json(e.row.ev.proc->argv) : json::array();
     data["events"].push_back(std::move(j));
   }
   bool full = static_cast<int64_t>(events.size()) >= q.limit;
@@ -385,7 +385,7 @@ const std::vector<ToolDef>& defs() {
         {"policy_files", string_list("policy files (YAML) on this machine")},
         {"policy_text", prop("string", "a policy as YAML text")},
         {"vars", {{"type", "object"}, {"description", "NAME: VALUE for ${NAME} (CWD, HOME, USER are set)"}}}};
-    auto obj = [](json props, std::vector<std::string> required = {}) {
+    auto obj = [](json props, const std::vector<std::string>& required = {}) {
       json s = {{"type", "object"}, {"properties", props}};
       if (!required.empty()) s["required"] = required;
       return s;

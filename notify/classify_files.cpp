@@ -81,8 +81,7 @@ Classified open_path(const Call& call, PathContext& ctx, const ClassifyEnv& env,
       w.aliases = aliases;
       c.facets.push_back(std::move(w));
     }
-    c.op.fifo = S_ISFIFO(r->st.st_mode) && !(flags & O_NONBLOCK) && acc == O_WRONLY;
-    c.op.blocking = c.op.fifo;
+    c.op.blocking = S_ISFIFO(r->st.st_mode) && !(flags & O_NONBLOCK) && acc == O_WRONLY;
   }
   c.op.dir = std::move(r->parent);
   c.op.obj = std::move(r->object);
@@ -121,7 +120,7 @@ Classified rename_at(const Call& call, PathContext& ctx, int odir, int oarg, int
   if (!o) return fail(o.error().err);
   auto n = resolve_path(ctx, ndir, *np, Follow::NoFinal);
   if (!n) return fail(n.error().err);
-  if (o->object || n->object) return fail(o->object ? EBUSY : EBUSY);
+  if (o->object || n->object) return fail(EBUSY);
   if (!o->exists) return fail(ENOENT);
   bool exchange = flags & RENAME_EXCHANGE;
   if (exchange && !n->exists) return fail(ENOENT);

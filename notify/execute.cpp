@@ -44,8 +44,6 @@ std::string self_fd(int fd) { return "/proc/self/fd/" + std::to_string(fd); }
 
 }  // namespace
 
-void respond_denied(Listener& l, const Call& call, int err) { l.respond_error(call.id, err); }
-
 Outcome execute(Operation& op, const Call& call, const Creds& creds, Listener& l) {
   Outcome out;
   CredScope cs(creds);  // the whole operation, including the answer, as the target

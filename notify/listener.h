@@ -39,7 +39,6 @@ class Listener {
   int respond_addfd(uint64_t id, int fd, bool cloexec);
 
   seccomp_notif* alloc_req();
-  size_t req_size() const { return req_size_; }
 
  private:
   bool send(seccomp_notif_resp* r);

@@ -72,7 +72,6 @@ struct Operation {
   int64_t len = 0;
   uint32_t uid = 0, gid = 0;
   bool cloexec = false;
-  bool fifo = false;      // a FIFO open that may block: carried out by a worker
   bool blocking = false;  // may block (a blocking connect, a FIFO open): carried out by a worker
   bool needs_umask = false;
 };
@@ -123,8 +122,5 @@ Outcome execute(Operation& op, const Call& call, const Creds& creds, Listener& l
 // target goes away (`still_wanted` turns false) or the session ends.
 Outcome execute_blocking(Operation& op, const Call& call, const Creds& creds, Listener& listener,
                          const std::function<bool()>& still_wanted);
-
-// Answers a call without carrying it out.
-void respond_denied(Listener& listener, const Call& call, int err);
 
 }  // namespace cb

@@ -163,9 +163,11 @@ Plan make_plan(const Policy& p, const PlanInput& in, const HostFacts& host) {
   for (const auto& root : device_roots(p, in)) {
     auto found = host.devices.find(root);
     if (found == host.devices.end()) continue;
-    for (const auto& [rdev, node] : found->second) {
+    for (const auto& dev : found->second) {
+      const dev_t rdev = dev.first;
+      const std::string& node = dev.second;
       auto it = std::find_if(plan.devices.begin(), plan.devices.end(),
-                             [&](const ProtectedDevice& d) { return d.rdev == rdev; });
+                             [rdev](const ProtectedDevice& d) { return d.rdev == rdev; });
       if (it == plan.devices.end()) it = plan.devices.insert(plan.devices.end(), ProtectedDevice{rdev, {}});
       if (std::find(it->roots.begin(), it->roots.end(), root) == it->roots.end()) it->roots.push_back(root);
       if (in.mount_layer && in.root && !in.blocker_file.empty() && blocked_nodes.insert(node).second)

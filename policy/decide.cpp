@@ -1,5 +1,6 @@
 // The pure decision and what can be derived from a compiled Policy.
 #include <algorithm>
+#include <optional>
 
 #include "policy/match.h"
 #include "policy/policy.h"
@@ -14,7 +15,33 @@ using match_detail::process_matches;
 constexpr std::string_view kSelfProtectFiles = "cottonbox:self-protect-files";
 constexpr std::string_view kSelfProtectControl = "cottonbox:self-protect-control";
 
-bool unconditional(const Rule& r) { return r.processes.empty() && !r.when; }
+using match_detail::host_matches;
+using match_detail::port_matches;
+
+bool unconditional(const Rule& r) { return r.processes.empty() && !r.when && r.hosts.empty() && r.ports.empty(); }
+
+// The deepest directory at or below which every match of `globs` lies; ""
+// when there is none but "/".
+std::string common_anchor(const std::vector<Glob>& globs) {
+  std::string common;
+  bool first = true;
+  for (const auto& g : globs) {
+    const std::string& base = g.literal_base();
+    // "unix:/run/x", a relative pattern or one that starts with a wildcard.
+    if (base.empty() || base[0] != '/') return "";
+    if (first) {
+      common = base;
+      first = false;
+      continue;
+    }
+    // The deepest directory both lie at or below.
+    while (!at_or_below(base, common)) {
+      size_t slash = common.rfind('/');
+      common.resize(slash == 0 ? 1 : slash);
+    }
+  }
+  return common == "/" ? "" : common;
+}
 
 // Could `r` match some event whose path is `root` or below it?  Judged by
 // literal bases only, so the answer errs towards yes.
@@ -63,10 +90,21 @@ bool in_keep_scope(const KeepScope& k, std::string_view path) {
 
 Verdict decide(const Policy& p, const Event& ev) {
   const ActionMask a = bit(ev.action);
+  // An event whose producer gave no network object still names its address
+  // in its path (the text made from the very sockaddr that is checked and
+  // carried out): read on the first rule that needs it, at most once.
+  std::optional<NetObject> from_path;
+  auto net = [&]() -> const NetObject& {
+    if (ev.net.proto != NetProto::None) return ev.net;
+    if (!from_path) from_path = net_object_from_path(ev.path);
+    return *from_path;
+  };
   bool destroys = a & kDestroys;
   for (const auto& r : p.rules) {
     if (!(r.actions & a)) continue;
     if (!r.paths.empty() && !path_matches(r, ev)) continue;
+    if (!r.hosts.empty() && !host_matches(r, net())) continue;
+    if (!r.ports.empty() && !port_matches(r, net())) continue;
     if (!r.processes.empty() && !process_matches(r, ev)) continue;
     if (r.when && !eval_expr(*r.when, ev)) continue;
     Verdict v{r.decision, r.id, r.message, r.builtin()};
@@ -79,30 +117,23 @@ Verdict decide(const Policy& p, const Event& ev) {
 }
 
 void index_rules(Policy& p) {
-  for (auto& r : p.rules) {
-    r.anchor.clear();
-    std::string common;
-    bool first = true;
-    for (const auto& g : r.paths) {
-      const std::string& base = g.literal_base();
-      // "unix:/run/x", a relative pattern or one that starts with a wildcard.
-      if (base.empty() || base[0] != '/') {
-        common.clear();
+  for (auto& r : p.rules) r.anchor = common_anchor(r.paths);
+  for (auto& t : p.taints) t.anchor = common_anchor(t.paths);
+}
+
+uint64_t taint_bits(const Policy& p, std::string_view path) {
+  uint64_t bits = 0;
+  for (size_t i = 0; i < p.taints.size(); ++i) {
+    const TaintList& t = p.taints[i];
+    if (!t.anchor.empty() && !at_or_below(path, t.anchor)) continue;
+    for (const auto& g : t.paths) {
+      if (g.match(path)) {
+        bits |= uint64_t{1} << i;
         break;
       }
-      if (first) {
-        common = base;
-        first = false;
-        continue;
-      }
-      // The deepest directory both lie at or below.
-      while (!at_or_below(base, common)) {
-        size_t slash = common.rfind('/');
-        common.resize(slash == 0 ? 1 : slash);
-      }
     }
-    if (common != "/") r.anchor = std::move(common);
   }
+  return bits;
 }
 
 ActionMask actions_needing_decision(const Policy& p) {
@@ -145,7 +176,8 @@ void add_self_protection(Policy& p, const SelfProtection& sp) {
   if (!sp.protected_dirs.empty()) {
     Rule r;
     r.id = kSelfProtectControl;
-    r.actions = kFileMutate | bit(Action::NetConnect) | bit(Action::NetBind);
+    // net.send too: a datagram sent to a socket path there is a connection to it.
+    r.actions = kFileMutate | bit(Action::NetConnect) | bit(Action::NetBind) | bit(Action::NetSend);
     for (const auto& d : sp.protected_dirs) {
       if (d.empty()) continue;
       std::string dir = d;
@@ -211,6 +243,16 @@ std::string describe_rule(const Rule& r) {
       if (i > 0) out += "\n            ";
       out += r.paths[i].text();
     }
+    out += "\n";
+  }
+  if (!r.hosts.empty()) {
+    out += "  hosts:    ";
+    for (size_t i = 0; i < r.hosts.size(); ++i) out += (i > 0 ? ", " : "") + r.hosts[i].text;
+    out += "\n";
+  }
+  if (!r.ports.empty()) {
+    out += "  ports:    ";
+    for (size_t i = 0; i < r.ports.size(); ++i) out += (i > 0 ? ", " : "") + r.ports[i].text();
     out += "\n";
   }
   if (!r.processes.empty()) {

@@ -12,22 +12,15 @@ struct ActionInfo {
   ObjectKind object;
 };
 constexpr std::array<ActionInfo, static_cast<size_t>(Action::Count)> kActions = {{
-    {"file.read", ObjectKind::Path},
-    {"file.write", ObjectKind::Path},
-    {"file.create", ObjectKind::Path},
-    {"file.delete", ObjectKind::Path},
-    {"file.rename", ObjectKind::Path},
-    {"file.truncate", ObjectKind::Path},
-    {"file.link", ObjectKind::Path},
-    {"file.attr", ObjectKind::Path},
-    {"proc.exec", ObjectKind::Path},
-    {"proc.signal", ObjectKind::Process},
-    {"proc.trace", ObjectKind::Process},
-    {"net.connect", ObjectKind::Address},
-    {"net.bind", ObjectKind::Address},
-    {"sys.mount", ObjectKind::Facility},
-    {"sys.namespace", ObjectKind::Facility},
-    {"sys.io_uring", ObjectKind::Facility},
+    {"file.read", ObjectKind::Path},         {"file.write", ObjectKind::Path},
+    {"file.create", ObjectKind::Path},       {"file.delete", ObjectKind::Path},
+    {"file.rename", ObjectKind::Path},       {"file.truncate", ObjectKind::Path},
+    {"file.link", ObjectKind::Path},         {"file.attr", ObjectKind::Path},
+    {"proc.exec", ObjectKind::Path},         {"proc.signal", ObjectKind::Process},
+    {"proc.trace", ObjectKind::Process},     {"net.connect", ObjectKind::Address},
+    {"net.bind", ObjectKind::Address},       {"net.send", ObjectKind::Address},
+    {"net.listen", ObjectKind::Address},     {"sys.mount", ObjectKind::Facility},
+    {"sys.namespace", ObjectKind::Facility}, {"sys.io_uring", ObjectKind::Facility},
     {"sys.kernel", ObjectKind::Facility},
 }};
 
@@ -72,6 +65,47 @@ std::vector<std::string_view> action_vocabulary() {
   for (const auto& a : kActions) v.push_back(a.name);
   for (auto g : {"file.mutate", "file.*", "proc.*", "net.*", "sys.*", "*"}) v.emplace_back(g);
   return v;
+}
+
+std::string_view net_proto_name(NetProto p) {
+  switch (p) {
+    case NetProto::None: return "";
+    case NetProto::Tcp: return "tcp";
+    case NetProto::Udp: return "udp";
+    case NetProto::Unix: return "unix";
+    case NetProto::Other: return "other";
+  }
+  return "";
+}
+
+NetObject make_net_object(NetProto proto, const IpAddr& addr, uint16_t port) {
+  NetObject n;
+  n.proto = proto;
+  n.addr = addr;
+  n.addr_text = addr.text();
+  n.port = port;
+  return n;
+}
+
+NetObject net_object_from_path(std::string_view path) {
+  NetObject n;
+  if (path.starts_with("unix:")) {
+    n.proto = NetProto::Unix;
+    return n;
+  }
+  NetProto proto = path.starts_with("tcp:") ? NetProto::Tcp : path.starts_with("udp:") ? NetProto::Udp : NetProto::None;
+  if (proto == NetProto::None) return n;
+  std::string_view rest = path.substr(4);
+  size_t colon = rest.rfind(':');
+  if (colon == std::string_view::npos || colon + 1 == rest.size() || rest.size() - colon - 1 > 5) return n;
+  unsigned port = 0;
+  for (char c : rest.substr(colon + 1)) {
+    if (c < '0' || c > '9') return n;
+    port = port * 10 + static_cast<unsigned>(c - '0');
+  }
+  auto addr = IpAddr::parse(rest.substr(0, colon));
+  if (!addr || port > 65535) return n;
+  return make_net_object(proto, *addr, static_cast<uint16_t>(port));
 }
 
 std::string_view decision_name(Decision d) {

@@ -13,6 +13,8 @@
 #include <string_view>
 #include <vector>
 
+#include "policy/netaddr.h"
+
 namespace cb {
 
 // The semantic action vocabulary.  The numeric values index bitmasks and never
@@ -29,8 +31,10 @@ enum class Action : uint8_t {
   ProcExec,
   ProcSignal,
   ProcTrace,
-  NetConnect,
+  NetConnect,  // connect(2): TCP, connected UDP, unix stream and datagram sockets
   NetBind,
+  NetSend,    // a datagram sent with an address: sendto, sendmsg, sendmmsg without a connect
+  NetListen,  // listen(2) on a bound socket
   SysMount,
   SysNamespace,
   SysIoUring,
@@ -48,7 +52,7 @@ constexpr ActionMask bit(Action a) { return ActionMask{1} << static_cast<int>(a)
 enum class ObjectKind : uint8_t {
   Path,      // an absolute path: file.*, proc.exec (the executable)
   Process,   // the target process's executable: proc.signal, proc.trace
-  Address,   // "tcp:HOST:PORT", "udp:...", "unix:PATH": net.*
+  Address,   // "tcp:HOST:PORT", "udp:...", "unix:PATH": net.* (and Event::net)
   Facility,  // a name the kernel gives: a mount point or file system, namespace kinds, "io_uring", "bpf"
 };
 ObjectKind action_object(Action a);
@@ -95,6 +99,45 @@ struct ProcessInfo {
   std::string cwd;
 };
 
+// The network object of a net.* event, as data the rules test (`host:`,
+// `port:`, the net.* fields of `when:`).  Filled by whoever builds the
+// event; empty (proto None) for every other action.
+enum class NetProto : uint8_t { None, Tcp, Udp, Unix, Other };
+std::string_view net_proto_name(NetProto p);  // "tcp", "udp", "unix", "other", ""
+
+struct NetObject {
+  NetProto proto = NetProto::None;
+  IpAddr addr;            // empty for unix and other families; IPv4-mapped folded into IPv4
+  std::string addr_text;  // addr.text(), kept so that rules read it in place
+  uint16_t port = 0;
+  // The names this session resolved to `addr` through its own resolver or
+  // its hosts file: `hosts` the names a process asked for, `names` those
+  // and every name on the CNAME chains between (the CDN's names).  An allow
+  // rule's `host:` names must match `hosts`; a deny, ask or log rule's may
+  // match any of `names`, so that a CNAME cannot lead around a denial.
+  std::vector<std::string> hosts;
+  std::vector<std::string> names;
+
+  bool ip() const { return (proto == NetProto::Tcp || proto == NetProto::Udp) && !addr.empty(); }
+};
+// Sets proto, addr, addr_text and port together.
+NetObject make_net_object(NetProto proto, const IpAddr& addr, uint16_t port);
+// The object read back from an event's path as the supervisor and the
+// tracer write it ("tcp:203.0.113.7:443", "udp:[2001:db8::1]:53",
+// "unix:/run/x.sock"): proto None when the path is no such text.  Names are
+// not in the path; this is for events recorded without a NetObject.
+NetObject net_object_from_path(std::string_view path);
+
+// A file from a taint list (`read(@secrets)`) read by the process or by the
+// part of its tree it got data from, before this event: what the prompt
+// shows ("python3 read ~/.aws/credentials, now connects to ...").
+struct TaintRead {
+  uint8_t list = 0;  // index into Policy::taints
+  std::string path;
+  std::string comm;  // who read it
+  int32_t pid = 0;
+};
+
 struct Event {
   int64_t ts_ns = 0;  // CLOCK_REALTIME, nanoseconds
   int32_t pid = 0;    // tgid
@@ -124,6 +167,12 @@ struct Event {
 
   // Supervisor-computed facts the engine may test (the engine has no clock or state).
   uint32_t proc_deletes = 0;  // file.delete events by this process so far, this one included
+  // Bit i: the process, or what it got data from, read a file of the taint
+  // list Policy::taints[i] (policy.h: taint_bits()) before this event.
+  uint64_t read_taint = 0;
+  std::vector<TaintRead> taint_reads;  // the reads behind read_taint, for prompts and the trail
+
+  NetObject net;  // net.* events
 
   Source source = Source::Seccomp;
   std::shared_ptr<const ProcessInfo> proc;  // may be null for an unknown process

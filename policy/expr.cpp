@@ -9,13 +9,16 @@
 //   NotExpr  ::= "not" NotExpr | Primary
 //   Primary  ::= "(" Expr ")" | Compare
 //   Compare  ::= Value ( Op Value | "in" List )?      -- a bare Value must be a boolean field
+//              | "read" "(" "@" Name ")"            -- a taint test, a boolean
 //   Op       ::= "==" | "!=" | "<" | "<=" | ">" | ">="
 //              | "startswith" | "endswith" | "contains" | "matches"
-//   List     ::= "(" Value ( "," Value )* ")" | "@" Name | Field   -- a list field: proc.argv, proc.ancestors
+//   List     ::= "(" Value ( "," Value )* ")" | "@" Name | Field   -- a list field: proc.argv, proc.ancestors,
+//                                                                    net.host, net.names
 //   Value    ::= Field | String | Number
 //   Field    ::= "action" | "syscall" | "path" | "target" | "flags" | "is_dir" | "uid"
 //              | "proc.name" | "proc.exe" | "proc.argv" | "proc.pid" | "proc.ppid"
 //              | "proc.ancestors" | "proc.cwd" | "proc.deletes" | "target.pid"
+//              | "net.proto" | "net.addr" | "net.port" | "net.host" | "net.names" | "net.resolved"
 //   String   ::= '"' chars '"' | "'" chars "'"    -- backslash escapes \" \' \\ \n \t \xHH
 //   Number   ::= [0-9]+
 //
@@ -54,6 +57,13 @@ enum class Field : uint8_t {
   ProcAncestors,
   ProcCwd,
   ProcDeletes,
+  NetProto,
+  NetAddr,
+  NetPort,
+  NetHost,
+  NetNames,
+  NetResolved,
+  ReadTaint,  // read(@list): the operand's num is the bit, str the list's name
 };
 
 struct FieldInfo {
@@ -79,6 +89,14 @@ constexpr FieldInfo kFields[] = {
     {"proc.ancestors", Field::ProcAncestors, Type::List},
     {"proc.cwd", Field::ProcCwd, Type::String},
     {"proc.deletes", Field::ProcDeletes, Type::Number},
+    {"net.proto", Field::NetProto, Type::String},
+    {"net.addr", Field::NetAddr, Type::String},
+    {"net.port", Field::NetPort, Type::Number},
+    {"net.host", Field::NetHost, Type::List},
+    {"net.names", Field::NetNames, Type::List},
+    {"net.resolved", Field::NetResolved, Type::Bool},
+    // Never looked up by this name: read(@list) is parsed on its own.
+    {"read(@list)", Field::ReadTaint, Type::Bool},
 };
 
 const FieldInfo& field_info(Field f) {
@@ -133,6 +151,8 @@ class Expr {
 };
 
 namespace {
+
+std::string operand_text(const Operand& o);
 
 // ---------------------------------------------------------------- lexer
 
@@ -399,8 +419,9 @@ std::optional<int64_t> parse_number(std::string_view s) {
 
 class Parser {
  public:
-  Parser(std::string_view text, const std::map<std::string, std::vector<std::string>>& lists, const Vars* vars)
-      : lexer_(text, vars), lists_(lists) {
+  Parser(std::string_view text, const std::map<std::string, std::vector<std::string>>& lists, const Vars* vars,
+         std::vector<std::string>* taints)
+      : lexer_(text, vars), lists_(lists), taints_(taints) {
     cur_ = lexer_.next();
   }
 
@@ -494,6 +515,7 @@ class Parser {
         o.num = cur_.num;
         break;
       case Token::Kind::Ident: {
+        if (cur_.text == "read") return parse_read();
         if (is_keyword(cur_.text))
           fail(cur_.offset, "expected a field, a string or a number, found '" + cur_.text + "'");
         const FieldInfo* info = nullptr;
@@ -508,6 +530,40 @@ class Parser {
       case Token::Kind::End: fail(cur_.offset, "unexpected end of expression; expected a field, a string or a number");
       default: fail(cur_.offset, "expected a field, a string or a number, found " + describe(cur_));
     }
+    advance();
+    return o;
+  }
+
+  // read(@list), with cur_ at "read".
+  Operand parse_read() {
+    Operand o;
+    o.offset = cur_.offset;
+    advance();
+    if (cur_.kind != Token::Kind::LParen)
+      fail(cur_.offset, "expected '(' after 'read', as in read(@secrets), found " + describe(cur_));
+    advance();
+    if (cur_.kind != Token::Kind::List)
+      fail(cur_.offset, "read(...) takes a list of path patterns, as in read(@secrets); found " + describe(cur_));
+    if (!lists_.count(cur_.text)) {
+      std::vector<std::string_view> names;
+      for (const auto& [name, items] : lists_) names.push_back(name);
+      fail(cur_.offset, "unknown list '@" + cur_.text + "'" + did_you_mean(cur_.text, names));
+    }
+    if (!taints_) fail(o.offset, "read(@...) is only available in a policy's rules");
+    auto it = std::find(taints_->begin(), taints_->end(), cur_.text);
+    if (it == taints_->end()) {
+      if (taints_->size() >= kMaxTaintLists)
+        fail(cur_.offset, "a policy may test at most " + std::to_string(kMaxTaintLists) + " lists with read(...)");
+      taints_->push_back(cur_.text);
+      it = taints_->end() - 1;
+    }
+    o.kind = Operand::Kind::Field;
+    o.field = Field::ReadTaint;
+    o.type = Type::Bool;
+    o.num = it - taints_->begin();
+    o.str = cur_.text;
+    advance();
+    if (cur_.kind != Token::Kind::RParen) fail(cur_.offset, "expected ')' to close read(, found " + describe(cur_));
     advance();
     return o;
   }
@@ -575,8 +631,7 @@ class Parser {
   }
 
   void check_bool(const Operand& o) {
-    if (o.type == Type::Bool)
-      fail(o.offset, "'" + std::string(field_info(o.field).name) + "' is a boolean; use it alone or with 'not'");
+    if (o.type == Type::Bool) fail(o.offset, "'" + operand_text(o) + "' is a boolean; use it alone or with 'not'");
   }
 
   void check_action_literal(const Operand& field, const Operand& lit) {
@@ -688,7 +743,7 @@ class Parser {
       if (list.type != Type::List)
         fail(list.offset, describe(list) +
                               " is not a list; after 'in' write (a, b), @list, "
-                              "proc.argv or proc.ancestors");
+                              "proc.argv, proc.ancestors, net.host or net.names");
       if (lhs.type != Type::String) fail(lhs.offset, "cannot look for " + describe(lhs) + " in " + describe(list));
       e.kind = Expr::Kind::InListField;
       e.lhs = std::move(lhs);
@@ -700,6 +755,7 @@ class Parser {
 
   Lexer lexer_;
   const std::map<std::string, std::vector<std::string>>& lists_;
+  std::vector<std::string>* taints_;
   Token cur_;
   int depth_ = 0;
 };
@@ -721,6 +777,8 @@ std::string_view string_field(Field f, const Event& ev) {
     case Field::ProcName: return p ? std::string_view(p->comm) : std::string_view();
     case Field::ProcExe: return p ? std::string_view(p->exe) : std::string_view();
     case Field::ProcCwd: return p ? std::string_view(p->cwd) : std::string_view();
+    case Field::NetProto: return net_proto_name(ev.net.proto);
+    case Field::NetAddr: return ev.net.addr_text;
     default: return {};
   }
 }
@@ -735,11 +793,15 @@ int64_t number_field(Field f, const Event& ev) {
     case Field::ProcPid: return p ? p->pid : 0;
     case Field::ProcPpid: return p ? p->ppid : 0;
     case Field::ProcDeletes: return ev.proc_deletes;
+    case Field::NetPort: return ev.net.port;
+    case Field::NetResolved: return ev.net.hosts.empty() ? 0 : 1;
     default: return 0;
   }
 }
 
 const std::vector<std::string>& list_field(Field f, const Event& ev) {
+  if (f == Field::NetHost) return ev.net.hosts;
+  if (f == Field::NetNames) return ev.net.names;
   const ProcessInfo* p = ev.proc.get();
   if (!p) return empty_list();
   return f == Field::ProcArgv ? p->argv : p->ancestors;
@@ -750,7 +812,9 @@ std::string_view string_value(const Operand& o, const Event& ev) {
 }
 
 int64_t number_value(const Operand& o, const Event& ev) {
-  return o.kind == Operand::Kind::Field ? number_field(o.field, ev) : o.num;
+  if (o.kind != Operand::Kind::Field) return o.num;
+  if (o.field == Field::ReadTaint) return (ev.read_taint >> o.num) & 1;
+  return number_field(o.field, ev);
 }
 
 // list == s, with the list joined by spaces, without building the join.
@@ -835,7 +899,9 @@ std::string quote(std::string_view s) {
 
 std::string operand_text(const Operand& o) {
   switch (o.kind) {
-    case Operand::Kind::Field: return std::string(field_info(o.field).name);
+    case Operand::Kind::Field:
+      if (o.field == Field::ReadTaint) return "read(@" + o.str + ")";
+      return std::string(field_info(o.field).name);
     case Operand::Kind::String: return quote(o.str);
     case Operand::Kind::Number: return std::to_string(o.num);
   }
@@ -847,14 +913,17 @@ std::string operand_text(const Operand& o) {
 namespace {
 
 ExprParseResult parse(std::string_view text, const std::map<std::string, std::vector<std::string>>& lists,
-                      const Vars* vars) {
+                      const Vars* vars, std::vector<std::string>* taints) {
   ExprParseResult r;
+  // A failed expression must not leave its new list names behind.
+  size_t taints_before = taints ? taints->size() : 0;
   try {
-    Parser parser(text, lists, vars);
+    Parser parser(text, lists, vars, taints);
     r.expr = parser.parse();
   } catch (const ParseFailure& f) {
     r.expr = nullptr;
     r.error = f.error;
+    if (taints) taints->resize(taints_before);
   }
   return r;
 }
@@ -862,12 +931,17 @@ ExprParseResult parse(std::string_view text, const std::map<std::string, std::ve
 }  // namespace
 
 ExprParseResult parse_expr(std::string_view text, const std::map<std::string, std::vector<std::string>>& lists) {
-  return parse(text, lists, nullptr);
+  return parse(text, lists, nullptr, nullptr);
 }
 
 ExprParseResult parse_expr(std::string_view text, const std::map<std::string, std::vector<std::string>>& lists,
                            const std::map<std::string, std::string>& vars) {
-  return parse(text, lists, &vars);
+  return parse(text, lists, &vars, nullptr);
+}
+
+ExprParseResult parse_expr(std::string_view text, const std::map<std::string, std::vector<std::string>>& lists,
+                           const std::map<std::string, std::string>& vars, std::vector<std::string>* taint_lists) {
+  return parse(text, lists, &vars, taint_lists);
 }
 
 bool eval_expr(const Expr& e, const Event& ev) {
@@ -881,7 +955,7 @@ bool eval_expr(const Expr& e, const Event& ev) {
         if (eval_expr(*c, ev)) return true;
       return false;
     case Expr::Kind::Not: return !eval_expr(*e.children[0], ev);
-    case Expr::Kind::BoolField: return number_field(e.lhs.field, ev) != 0;
+    case Expr::Kind::BoolField: return number_value(e.lhs, ev) != 0;
     case Expr::Kind::Compare: return eval_compare(e, ev);
     case Expr::Kind::InValues:
       for (const auto& v : e.values)

@@ -8,15 +8,27 @@
 //   NotExpr  ::= "not" NotExpr | Primary
 //   Primary  ::= "(" Expr ")" | Compare
 //   Compare  ::= Value ( Op Value | "in" List )?      -- a bare Value must be a boolean field
+//              | "read" "(" "@" Name ")"            -- a taint test, a boolean
 //   Op       ::= "==" | "!=" | "<" | "<=" | ">" | ">="
 //              | "startswith" | "endswith" | "contains" | "matches"
-//   List     ::= "(" Value ( "," Value )* ")" | "@" Name | Field   -- a list field: proc.argv, proc.ancestors
+//   List     ::= "(" Value ( "," Value )* ")" | "@" Name | Field   -- a list field: proc.argv, proc.ancestors,
+//                                                                    net.host, net.names
 //   Value    ::= Field | String | Number
 //   Field    ::= "action" | "syscall" | "path" | "target" | "flags" | "is_dir" | "uid"
 //              | "proc.name" | "proc.exe" | "proc.argv" | "proc.pid" | "proc.ppid"
 //              | "proc.ancestors" | "proc.cwd" | "proc.deletes" | "target.pid"
+//              | "net.proto" | "net.addr" | "net.port" | "net.host" | "net.names" | "net.resolved"
 //   String   ::= '"' chars '"' | "'" chars "'"    -- backslash escapes \" \' \\ \n \t \xHH
 //   Number   ::= [0-9]+
+//
+// The network fields (empty, 0 or false for other events): net.proto ("tcp",
+// "udp", "unix"), net.addr (the IP address as text, IPv4-mapped addresses
+// as IPv4), net.port, net.host (the names a process of this session asked
+// its resolver for and got this address), net.names (those and the names on
+// the CNAME chains between), net.resolved (net.host is not empty).
+// read(@list) is true when the process, or what it got data from in this
+// session, read a file matching a pattern of `list` before this event
+// (Event::read_taint; the supervisor supplies it).
 //
 // Semantics: on a list field (proc.argv, proc.ancestors) `contains X` and
 // `X in field` test membership, `matches G` is true when any element matches;
@@ -60,6 +72,12 @@ ExprParseResult parse_expr(std::string_view text, const std::map<std::string, st
 // so that it matches literally: `path matches "${HOME}/.cache/**"`.
 ExprParseResult parse_expr(std::string_view text, const std::map<std::string, std::vector<std::string>>& lists,
                            const std::map<std::string, std::string>& vars);
+// Same, and read(@name) is allowed: `taint_lists` holds the names so used
+// (the policy's, across all its expressions); a new name is appended, and
+// the test reads bit i of Event::read_taint for the name at index i.
+constexpr size_t kMaxTaintLists = 64;
+ExprParseResult parse_expr(std::string_view text, const std::map<std::string, std::vector<std::string>>& lists,
+                           const std::map<std::string, std::string>& vars, std::vector<std::string>* taint_lists);
 
 bool eval_expr(const Expr& e, const Event& ev);
 

@@ -392,7 +392,11 @@ bool Glob::match(std::string_view path) const {
       continue;
     }
     if (!path.ends_with(alt.suffix)) continue;
-    if (!alt.needle.empty() && !memmem(path.data(), path.size(), alt.needle.data(), alt.needle.size())) continue;
+    // The size test first: memmem's pointers must not be null, and an
+    // empty path's may be.
+    if (!alt.needle.empty() &&
+        (path.size() < alt.needle.size() || !memmem(path.data(), path.size(), alt.needle.data(), alt.needle.size())))
+      continue;
     if (match_alternative(alt, path)) return true;
   }
   return false;

@@ -28,8 +28,8 @@ constexpr int kMaxListDepth = 32;
 constexpr size_t kMaxListItems = 100000;
 
 const std::vector<std::string_view> kTopKeys = {"version", "default", "lists", "rules", "keep"};
-const std::vector<std::string_view> kRuleKeys = {"id",   "action",   "path",    "process",
-                                                 "when", "decision", "message", "keep"};
+const std::vector<std::string_view> kRuleKeys = {"id",      "action", "path",     "host",    "port",
+                                                 "process", "when",   "decision", "message", "keep"};
 const std::vector<std::string_view> kKeepKeys = {"paths", "except"};
 const std::vector<std::string_view> kDecisions = {"allow", "deny", "ask", "log"};
 
@@ -90,7 +90,7 @@ bool looks_like_address(std::string_view p) {
   return true;
 }
 
-std::string normalize_path_pattern(std::string p) {
+std::string normalize_path_pattern(const std::string& p) {
   std::string out;
   out.reserve(p.size());
   for (char c : p)
@@ -115,8 +115,8 @@ struct RawRule {
   size_t file = 0;
   YAML::Mark mark;
   std::optional<Scalar> id, when, decision, message, keep;
-  std::optional<std::vector<Scalar>> actions, paths, processes;
-  std::set<std::string> keys;  // written, even when the value was rejected
+  std::optional<std::vector<Scalar>> actions, paths, processes, hosts, ports;
+  std::map<std::string, YAML::Mark> keys;  // written, even when the value was rejected
 };
 
 struct RawList {
@@ -321,6 +321,8 @@ class Loader {
     if (n.size() == 0) {
       std::string hint = key == "path"      ? "; leave it out to match any path"
                          : key == "process" ? "; leave it out to match any process"
+                         : key == "host"    ? "; leave it out to match any host"
+                         : key == "port"    ? "; leave it out to match any port"
                                             : "";
       error(f, n.Mark(), "'" + std::string(key) + "' is an empty list" + hint);
       return std::nullopt;
@@ -476,20 +478,24 @@ class Loader {
       if (!item.IsMap()) {
         error(f, item.IsNull() ? n.Mark() : item.Mark(),
               "a rule must be a mapping with 'id', 'action', 'decision' and optionally 'path', "
-              "'process', 'when' and 'message'");
+              "'host', 'port', 'process', 'when' and 'message'");
         continue;
       }
       RawRule r;
       r.file = f;
       r.mark = item.Mark();
       each_entry(f, item, [&](const std::string& key, const YAML::Mark& km, const YAML::Node& v) {
-        r.keys.insert(key);
+        r.keys.emplace(key, km);
         if (key == "id")
           r.id = scalar(f, v, km, "'id' must be a string");
         else if (key == "action")
           r.actions = strings(f, v, km, key);
         else if (key == "path")
           r.paths = strings(f, v, km, key);
+        else if (key == "host")
+          r.hosts = strings(f, v, km, key);
+        else if (key == "port")
+          r.ports = strings(f, v, km, key);
         else if (key == "process")
           r.processes = strings(f, v, km, key);
         else if (key == "when")
@@ -613,7 +619,7 @@ class Loader {
     }
     bool takes_path = actions & ~(actions_of_kind(ObjectKind::Address) | actions_of_kind(ObjectKind::Facility));
     if (text.starts_with("/") || text.starts_with("*")) {
-      text = normalize_path_pattern(std::move(text));
+      text = normalize_path_pattern(text);
     } else if (!(takes_address && looks_like_address(text)) && !takes_name) {
       if (takes_address && !takes_path)
         error(s.file, s.mark, "'" + text + "' is not an address pattern (tcp:HOST:PORT, udp:HOST:PORT or unix:PATH)");
@@ -699,6 +705,8 @@ class Loader {
         ok = false;
       }
 
+      ok &= compile_net(r, out);
+
       if (r.processes) {
         for (const auto& p : *r.processes) {
           std::vector<std::string> names;
@@ -732,7 +740,7 @@ class Loader {
 
       if (r.when) {
         out.when_text = r.when->value;
-        auto parsed = parse_expr(out.when_text, expanded_, opts_.vars);
+        auto parsed = parse_expr(out.when_text, expanded_, opts_.vars, &taint_names_);
         if (!parsed.expr) {
           add(r.file, at_offset(*r.when, parsed.error.offset), parsed.error.message);
           ok = false;
@@ -762,6 +770,127 @@ class Loader {
       }
 
       if (ok) policy.rules.push_back(std::move(out));
+    }
+    compile_taints(policy);
+  }
+
+  // `host:` and `port:`: only for network actions, whose events carry an
+  // address.
+  bool compile_net(const RawRule& r, Rule& out) {
+    bool ok = true;
+    for (const char* key : {"host", "port"}) {
+      auto k = r.keys.find(key);
+      if (k == r.keys.end() || out.actions == 0) continue;
+      ActionMask other = out.actions & ~actions_of_kind(ObjectKind::Address);
+      if (other == 0) continue;
+      std::vector<std::string_view> names;
+      for (int i = 0; i < static_cast<int>(Action::Count); ++i)
+        if (other & bit(static_cast<Action>(i))) names.push_back(action_name(static_cast<Action>(i)));
+      std::string list = names.size() > 3 ? join({names[0], names[1], names[2]}, ", ") + ", ..." : join(names, " and ");
+      error(r.file, k->second,
+            "'" + std::string(key) +
+                "' applies only to network actions (net.connect, net.send, net.bind, "
+                "net.listen); this rule also names " +
+                list);
+      ok = false;
+    }
+    if (r.hosts) {
+      for (const auto& h : *r.hosts) {
+        if (h.value.starts_with("@")) {
+          ok &= add_host_list(h, out);
+          continue;
+        }
+        auto expanded = expand_vars(h, false);
+        if (!expanded) {
+          ok = false;
+          continue;
+        }
+        NetParseError e;
+        if (auto p = parse_host_pattern(*expanded, &e)) {
+          out.hosts.push_back(std::move(*p));
+        } else {
+          add(h.file, *expanded == h.value ? at_offset(h, e.offset) : at(h.file, h.mark), e.message);
+          ok = false;
+        }
+      }
+    } else if (r.keys.count("host")) {
+      ok = false;
+    }
+    if (r.ports) {
+      for (const auto& p : *r.ports) {
+        NetParseError e;
+        if (auto range = parse_port_range(p.value, &e)) {
+          out.ports.push_back(*range);
+        } else {
+          add(p.file, at_offset(p, e.offset), e.message);
+          ok = false;
+        }
+      }
+    } else if (r.keys.count("port")) {
+      ok = false;
+    }
+    return ok;
+  }
+
+  // host: ["@registries"]: every item of the list is a host pattern.
+  bool add_host_list(const Scalar& h, Rule& out) {
+    std::string ref = h.value.substr(1);
+    auto it = expanded_.find(ref);
+    if (it == expanded_.end()) {
+      error(h.file, h.mark, "unknown list '@" + ref + "'" + did_you_mean(ref, list_names()));
+      return false;
+    }
+    bool ok = true;
+    for (const auto& item : it->second) {
+      NetParseError e;
+      if (auto p = parse_host_pattern(item, &e)) {
+        out.hosts.push_back(std::move(*p));
+      } else {
+        error(h.file, h.mark, "list '@" + ref + "' has '" + item + "': " + e.message);
+        ok = false;
+      }
+    }
+    return ok;
+  }
+
+  // The lists named in read(@name): path patterns, compiled like `path:`.
+  void compile_taints(Policy& policy) {
+    for (const auto& name : taint_names_) {
+      TaintList t;
+      t.name = name;
+      std::set<std::string> seen;
+      add_taint_items(name, t, seen);
+      policy.taints.push_back(std::move(t));
+    }
+  }
+
+  void add_taint_items(const std::string& name, TaintList& t, std::set<std::string>& seen) {
+    if (!seen.insert(name).second) return;  // a cycle, reported by expand_lists()
+    auto it = lists_.find(name);
+    if (it == lists_.end()) return;
+    for (const auto& item : it->second.items) {
+      if (item.value.starts_with("@")) {
+        add_taint_items(item.value.substr(1), t, seen);
+        continue;
+      }
+      auto expanded = expand_vars(item, true);
+      if (!expanded) continue;
+      std::string text = *expanded;
+      if (!text.starts_with("/") && !text.starts_with("*")) {
+        error(item.file, item.mark,
+              "list '" + t.name + "' is tested with read(@" + t.name + "), so its items are path patterns; '" + text +
+                  "' must be absolute or start with '*'" + (text.starts_with("~") ? " (write ${HOME} for '~')" : ""));
+        continue;
+      }
+      if (text.starts_with("/")) text = normalize_path_pattern(text);
+      auto g = Glob::compile(text);
+      if (!g) {
+        SourceLoc loc =
+            text == item.value ? at_offset(item, static_cast<size_t>(g.error().err)) : at(item.file, item.mark);
+        add(item.file, loc, "bad pattern '" + text + "': " + g.error().message);
+        continue;
+      }
+      t.paths.push_back(std::move(g.value()));
     }
   }
 
@@ -840,6 +969,7 @@ class Loader {
   std::vector<RawRule> rules_;
   std::optional<std::vector<Scalar>> keep_paths_;
   std::vector<Scalar> keep_except_;
+  std::vector<std::string> taint_names_;  // read(@name) in any rule, in order met
 };
 
 std::optional<std::string> read_whole_file(const std::string& path, std::string* out) {

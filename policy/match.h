@@ -56,4 +56,28 @@ inline bool process_matches(const Rule& r, const Event& ev) {
   return false;
 }
 
+// `host:` and `port:` test the IP address of a network event.  An allow
+// rule trusts only names a process asked for; a protecting rule also the
+// names on the CNAME chains, so that a chain cannot lead around it.
+inline bool host_matches(const Rule& r, const NetObject& n) {
+  if (!n.ip()) return false;
+  const auto& names = r.decision == Decision::Allow ? n.hosts : n.names;
+  for (const auto& h : r.hosts) {
+    if (h.kind == HostPattern::Kind::Address) {
+      if (h.cidr.contains(n.addr)) return true;
+      continue;
+    }
+    for (const auto& name : names)
+      if (h.match_name(name)) return true;
+  }
+  return false;
+}
+
+inline bool port_matches(const Rule& r, const NetObject& n) {
+  if (!n.ip()) return false;
+  for (const auto& p : r.ports)
+    if (p.contains(n.port)) return true;
+  return false;
+}
+
 }  // namespace cb::match_detail

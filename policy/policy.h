@@ -44,7 +44,13 @@ enum class Builtin : uint8_t { None, SelfProtectFiles, SelfProtectControl, Guard
 struct Rule {
   std::string id;
   ActionMask actions = 0;
-  std::vector<Glob> paths;             // empty: any path
+  std::vector<Glob> paths;  // empty: any path
+  // net.* only.  A rule with hosts or ports matches only events with an IP
+  // address (never a unix socket).  An Address pattern tests Event::net.addr;
+  // a Name pattern tests the names the session resolved to it
+  // (NetObject::hosts for an allow rule, NetObject::names otherwise).
+  std::vector<HostPattern> hosts;      // empty: any host
+  std::vector<PortRange> ports;        // empty: any port
   std::vector<std::string> processes;  // comm or executable basename; empty: any
   std::shared_ptr<const Expr> when;    // null: always
   std::string when_text;
@@ -60,6 +66,13 @@ struct Rule {
   // over the rule with one comparison for a path elsewhere.  Set by
   // index_rules(); empty means no such directory (or not indexed).
   std::string anchor;
+};
+
+// A list named in `read(@name)`: the files whose reading taints a process.
+struct TaintList {
+  std::string name;  // without '@'
+  std::vector<Glob> paths;
+  std::string anchor;  // as Rule::anchor
 };
 
 // Where undo keeps what allowed calls destroy, unless a rule says `keep:`.
@@ -86,6 +99,9 @@ struct Policy {
   std::vector<std::pair<std::string, std::string>> sources;  // each file's name and text, as loaded
   std::map<std::string, std::string> vars;                   // after expansion: CWD, HOME, USER, --var
   std::string hash;                                          // sha256 (hex) of the files and vars
+  // The lists `when:` expressions test with read(@name); bit i of
+  // Event::read_taint stands for taints[i].  At most 64.
+  std::vector<TaintList> taints;
 };
 
 struct LoadOptions {
@@ -124,6 +140,11 @@ void index_rules(Policy& p);
 Verdict decide(const Policy& p, const Event& ev);
 // Whether the keep scope covers `path` (for an action in kDestroys).
 bool in_keep_scope(const KeepScope& k, std::string_view path);
+
+// The taint lists (bits of Event::read_taint) whose patterns match `path`: the
+// supervisor calls it for each file a process reads and keeps the union per
+// process.  0 when the policy tests no read(@list).
+uint64_t taint_bits(const Policy& p, std::string_view path);
 
 // Actions for which some rule or the default can produce a deny or an ask:
 // only these need to reach the supervisor before they happen.

@@ -51,7 +51,7 @@ struct pidfd_info {
   __u32 pid, tgid, ppid, ruid, rgid, euid, egid, suid, sgid, fsuid, fsgid;
   __s32 exit_code;
   __u32 coredump_mask;
-  __u32 __spare1;
+  __u32 spare1;
 };
 #define PIDFD_GET_INFO _IOWR(0xFF, 11, struct pidfd_info)
 #define PIDFD_INFO_EXIT (1UL << 3)

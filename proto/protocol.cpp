@@ -139,6 +139,20 @@ EventRow decode_event(const Obj& o, int64_t* session) {
   ev.is_dir = o.boolean("is_dir");
   ev.target_pid = o.i32("target_pid");
   ev.source = enum_by_name(o, "source", source_name, kSources, Source::Seccomp);
+  if (o.has("net")) {
+    Obj n = o.obj("net");
+    std::string proto = n.str("proto");
+    NetProto p = NetProto::Other;
+    for (NetProto x : {NetProto::Tcp, NetProto::Udp, NetProto::Unix})
+      if (net_proto_name(x) == proto) p = x;
+    auto addr = IpAddr::parse(n.str("addr"));
+    if (n.has("addr") && !addr) n.fail("addr", "an IP address");
+    uint64_t port = n.u64("port");
+    if (port > 65535) n.fail("port", "a port (0-65535)");
+    ev.net = make_net_object(p, addr.value_or(IpAddr{}), static_cast<uint16_t>(port));
+    ev.net.hosts = n.strings("hosts");
+    ev.net.names = n.strings("names");
+  }
   if (o.has("comm") || o.has("proc_id")) {
     auto p = std::make_shared<ProcessInfo>();
     p->pid = ev.pid;

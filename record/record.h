@@ -118,4 +118,22 @@ struct ApprovalRow {
   std::string rule_written;  // the rule text saved to the user rules file, if any
 };
 
+// One name lookup the session's resolver answered (net/resolver.h's
+// LookupRecord, as the trail keeps it).
+struct LookupRow {
+  int64_t ts_ns = 0;
+  uint64_t proc_id = 0;  // who asked, when the supervisor knows; 0 unknown
+  std::string client;    // the asking socket, "127.0.0.1:40000"
+  bool tcp = false;
+  std::string name;  // normalized, no final '.'
+  uint16_t type = 0;
+  int rcode = 0;
+  bool denied = false;
+  bool truncated = false;
+  std::vector<std::string> chain;      // CNAME targets
+  std::vector<std::string> addresses;  // recorded into the session's name map
+  std::string upstream;
+  std::string note;
+};
+
 }  // namespace cb

@@ -20,6 +20,7 @@ class Sink {
   virtual void process_exec(const ProcessExec& e) { (void)e; }
   virtual void process_exit(const ProcessExit& e) { (void)e; }
   virtual void approval(const ApprovalRow& a) { (void)a; }
+  virtual void lookup(const LookupRow& l) { (void)l; }
   virtual void degraded(const std::string& reason) { (void)reason; }
   // The tracer's running total of records it had no room for.
   virtual void events_lost(uint64_t total) { (void)total; }

@@ -18,6 +18,26 @@ std::string dir_words(std::string_view dir, std::string_view cwd) {
   return s;
 }
 
+// "evil.example.com:443 (203.0.113.7)" when the session resolved the
+// address, else the object as the kernel names it ("tcp:203.0.113.7:443").
+std::string net_words(const Event& ev) {
+  const NetObject& n = ev.net;
+  std::string out = ev.path;
+  if (n.ip() && !n.hosts.empty()) {
+    out = n.hosts[0];
+    if (n.hosts.size() > 1) out += " (or " + std::to_string(n.hosts.size() - 1) + " more names)";
+    out += ":" + std::to_string(n.port) + " (" + n.addr_text + ")";
+  }
+  // What was read before, in the words of the prompt: the chain from a
+  // secret to the connection.
+  if (!ev.taint_reads.empty()) {
+    const TaintRead& t = ev.taint_reads.front();
+    out += ", after " + (t.comm.empty() ? std::string("it") : t.comm) + " read " + t.path;
+    if (ev.taint_reads.size() > 1) out += " and " + std::to_string(ev.taint_reads.size() - 1) + " more";
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string dirname_of(std::string_view p) {
@@ -48,8 +68,10 @@ std::string summarize(const Event& ev, uint32_t count, std::string_view cwd) {
     case Action::ProcExec: return "run " + path;
     case Action::ProcSignal: return "signal process " + std::to_string(ev.target_pid);
     case Action::ProcTrace: return "trace process " + std::to_string(ev.target_pid);
-    case Action::NetConnect: return "connect to " + ev.path;
-    case Action::NetBind: return "listen on " + ev.path;
+    case Action::NetConnect: return "connect to " + net_words(ev);
+    case Action::NetBind: return "bind to " + net_words(ev);
+    case Action::NetSend: return "send to " + net_words(ev);
+    case Action::NetListen: return "listen on " + net_words(ev);
     case Action::SysMount: return "mount " + ev.path;
     case Action::SysNamespace: return "create namespaces (" + ev.path + ")";
     case Action::SysIoUring: return "use io_uring";

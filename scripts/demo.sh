@@ -4,7 +4,8 @@
 # python, under the shipped rules/default.yaml and the default database.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
-"$here/scripts/build.sh"
+# Only what the demo runs: the tests and the GUI are built by test.sh.
+"$here/scripts/build.sh" cottonbox
 cb="$here/build/app/cottonbox"
 
 work=$(mktemp -d /tmp/cottonbox-demo.XXXXXX)

@@ -12,10 +12,12 @@ PACKAGES=(
     libyaml-cpp-dev libsqlite3-dev nlohmann-json3-dev libcli11-dev
     # GUI
     qt6-base-dev qt6-base-dev-tools libgl-dev xvfb xauth
-    # tests, and the format check
-    clang-format
+    # tests, the format and tidy checks (clang, llvm above also build the sanitizer and fuzz targets)
+    clang-format clang-tidy
     libgtest-dev libgmock-dev python3 git make gcc libc6-dev tar gzip zip unzip rsync
     perl findutils coreutils util-linux e2fsprogs procps sqlite3 iproute2 psmisc
+    # the network tests: dig, and dnsmasq as the test zone's upstream resolver
+    bind9-dnsutils dnsmasq-base
     # the Houdini corpus (../shared/houdini) run by the test suite
     bash-builtins busybox curl diffutils gdb p7zip-full patch vim-tiny xz-utils
     # the default-policy corpus (tests/default-policy): the user's deputies and schedulers
@@ -26,6 +28,7 @@ PACKAGES=(
     nodejs
 )
 
+log=${CB_INSTALL_LOG:-/tmp/cottonbox-install-deps.log}
 missing=()
 for p in "${PACKAGES[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")
@@ -40,7 +43,12 @@ if [ "$(id -u)" != 0 ]; then
     echo "install-deps: missing ${missing[*]}; run this script as root" >&2
     exit 1
 fi
-echo "install-deps: installing ${missing[*]}"
+echo "install-deps: installing ${#missing[@]} packages (apt's output: $log)"
 export DEBIAN_FRONTEND=noninteractive
-apt-get update -qq
-apt-get install -y -qq --no-install-recommends "${missing[@]}"
+# The package manager's chatter goes to the log; on failure its end is shown.
+if ! { apt-get update -qq && apt-get install -y -qq --no-install-recommends "${missing[@]}"; } >"$log" 2>&1; then
+    tail -n 30 "$log" >&2
+    echo "install-deps: apt-get failed; the whole output is in $log" >&2
+    exit 1
+fi
+echo "install-deps: done"

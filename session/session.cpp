@@ -514,8 +514,6 @@ int run_session(const RunOptions& o) {
   so.mount_aliases = plan.alias_of;
   so.protected_devices = plan.devices;
   so.links = links.get();
-  so.self_files = pin.self_files;
-  so.landlock_signals = started->landlock_abi_applied >= 6;
   so.tracer = tracer ? &*tracer : nullptr;
   so.execs_notified = plan.filter.has(Gate::Execs);
   so.kernel_carried = plan.kernel_carried;

@@ -123,7 +123,8 @@ TEST(Loader, ActionGroupsAndPathNormalisation) {
     path: user
     decision: allow
 )");
-  EXPECT_EQ(p.rules[0].actions, kFileMutate | bit(Action::NetConnect) | bit(Action::NetBind));
+  EXPECT_EQ(p.rules[0].actions, kFileMutate | bit(Action::NetConnect) | bit(Action::NetBind) | bit(Action::NetSend) |
+                                    bit(Action::NetListen));
   std::vector<std::string> texts;
   for (const auto& g : p.rules[0].paths) texts.push_back(g.text());
   EXPECT_EQ(texts, (std::vector<std::string>{"/home/u/p/src", "/", "*.o", "tcp:*:22", "unix:/run/*.sock"}));
@@ -215,7 +216,7 @@ TEST(LoaderErrors, TopLevel) {
   expect_error("version: 1\nrules: {a: 1}\n", "p.yaml:2:8: error: 'rules' must be a list of rules");
   expect_error("version: 1\nrules:\n  - just a string\n",
                "p.yaml:3:5: error: a rule must be a mapping with 'id', 'action', 'decision' and "
-               "optionally 'path', 'process', 'when' and 'message'");
+               "optionally 'path', 'host', 'port', 'process', 'when' and 'message'");
 }
 
 TEST(LoaderErrors, Lists) {
@@ -302,7 +303,7 @@ TEST(LoaderErrors, RuleKeys) {
                "p.yaml:3:49: error: unknown key 'paths' in rule; did you mean 'path'?");
   expect_error(kHead + "  - {id: a, action: file.write, decision: deny, color: red}\n",
                "p.yaml:3:49: error: unknown key 'color' in rule (expected id, action, path, "
-               "process, when, decision, message or keep)");
+               "host, port, process, when, decision, message or keep)");
   expect_error(kHead + "  - id: a\n    id: b\n    action: file.write\n    decision: deny\n",
                "p.yaml:4:5: error: duplicate key 'id' (first at 3:5)");
   expect_error(kHead + "  - {id: [a], action: file.write, decision: deny}\n",

@@ -142,6 +142,34 @@ TEST(Protocol, EventsUseTheSharedEventShape) {
   EXPECT_EQ(e["ts"], "2026-11-29T20:51:22.123456789Z");
 }
 
+TEST(Protocol, NetworkEventsCarryTheirHost) {
+  EventMsg m{3, sample_event()};
+  m.row.ev.action = Action::NetConnect;
+  m.row.ev.path = "tcp:104.16.0.35:443";
+  m.row.ev.net = make_net_object(NetProto::Tcp, *IpAddr::parse("104.16.0.35"), 443);
+  m.row.ev.net.hosts = {"registry.npmjs.org"};
+  m.row.ev.net.names = {"registry.npmjs.org", "r.cdn.test"};
+  std::string line = encode(m);
+  json j = json::parse(line);
+  EXPECT_EQ(j["event"]["net"]["addr"], "104.16.0.35");
+  EXPECT_EQ(j["event"]["net"]["port"], 443);
+  EXPECT_EQ(j["event"]["net"]["hosts"][0], "registry.npmjs.org");
+  auto back = decode(line);
+  ASSERT_TRUE(back) << back.error().message;
+  const NetObject& n = std::get<EventMsg>(*back).row.ev.net;
+  EXPECT_EQ(n.proto, NetProto::Tcp);
+  EXPECT_EQ(n.addr_text, "104.16.0.35");
+  EXPECT_EQ(n.port, 443);
+  EXPECT_EQ(n.hosts, m.row.ev.net.hosts);
+  EXPECT_EQ(n.names, m.row.ev.net.names);
+  EXPECT_EQ(encode(*back), line);
+  j["event"]["net"]["addr"] = "not-an-address";
+  auto bad = decode(j.dump());
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find("\"event.net.addr\" must be an IP address"), std::string::npos)
+      << bad.error().message;
+}
+
 TEST(Protocol, AskCarriesEverythingAPromptShows) {
   json j = json::parse(encode(sample_ask()));
   EXPECT_EQ(j["type"], "ask");
@@ -331,6 +359,33 @@ TEST(Summary, SaysWhatHappensInWords) {
   ev.action = Action::NetConnect;
   ev.path = "tcp:10.0.0.1:22";
   EXPECT_EQ(summarize(ev, 1), "connect to tcp:10.0.0.1:22");
+}
+
+TEST(Summary, NamesTheHostAndWhatWasReadBefore) {
+  Event ev;
+  ev.action = Action::NetConnect;
+  ev.path = "tcp:203.0.113.9:443";
+  ev.net = make_net_object(NetProto::Tcp, *IpAddr::parse("203.0.113.9"), 443);
+  ev.net.hosts = {"paste.example"};
+  EXPECT_EQ(summarize(ev, 1), "connect to paste.example:443 (203.0.113.9)");
+  ev.net.hosts.push_back("other.example");
+  EXPECT_EQ(summarize(ev, 1), "connect to paste.example (or 1 more names):443 (203.0.113.9)");
+  ev.net.hosts.pop_back();
+  ev.taint_reads.push_back({0, "/home/u/.aws/credentials", "python3", 42});
+  EXPECT_EQ(summarize(ev, 1),
+            "connect to paste.example:443 (203.0.113.9), after python3 read /home/u/.aws/credentials");
+  ev.taint_reads.push_back({0, "/home/u/.ssh/id_ed25519", "sh", 41});
+  EXPECT_EQ(summarize(ev, 1),
+            "connect to paste.example:443 (203.0.113.9), after python3 read /home/u/.aws/credentials and 1 more");
+  Event udp;
+  udp.action = Action::NetSend;
+  udp.path = "udp:[2001:db8::1]:53";
+  EXPECT_EQ(summarize(udp, 1), "send to udp:[2001:db8::1]:53");
+  udp.action = Action::NetBind;
+  EXPECT_EQ(summarize(udp, 1), "bind to udp:[2001:db8::1]:53");
+  udp.action = Action::NetListen;
+  udp.path = "tcp:127.0.0.1:8080";
+  EXPECT_EQ(summarize(udp, 1), "listen on tcp:127.0.0.1:8080");
 }
 
 TEST(SocketPath, FollowsXdgRuntimeDir) {
