@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "keep/store.h"
 #include "notify/carry.h"
 #include "plan/plan.h"
 #include "policy/trust.h"
@@ -43,7 +44,7 @@ std::vector<std::string> notified_families(const FilterSpec& f) {
 }  // namespace
 
 int run_check(const std::vector<std::string>& policy_files, const std::map<std::string, std::string>& vars,
-              const std::string& db_path, bool json, std::ostream& out) {
+              const std::string& db_path, bool json, std::ostream& out, bool keep) {
   std::vector<std::string> files = policy_files.empty() ? default_policy_files() : policy_files;
   auto p = load_policies(files, vars);
   if (!p) return 125;
@@ -57,9 +58,11 @@ int run_check(const std::vector<std::string>& policy_files, const std::map<std::
   if (struct stat st; stat(core_btf_dir().c_str(), &st) == 0 && S_ISDIR(st.st_mode))
     sp.protected_dirs.push_back(core_btf_dir());
   sp.config_paths = config_paths();
+  if (keep) sp.protected_dirs.push_back(keep::Store::dir_beside(db_path));
   add_self_protection(*p, sp);
 
   PlanInput in;
+  in.keep = keep;
   in.root = getuid() == 0;
   in.mount_layer = true;  // user namespaces or root; `run` falls back and says so if not
   in.ebpf = in.root;

@@ -76,6 +76,19 @@ std::string action_names(ActionMask m) {
 
 }  // namespace
 
+bool in_keep_scope(const KeepScope& k, std::string_view path) {
+  bool in = false;
+  for (const auto& g : k.paths)
+    if (g.match(path)) {
+      in = true;
+      break;
+    }
+  if (!in) return false;
+  for (const auto& g : k.except)
+    if (g.match(path)) return false;
+  return true;
+}
+
 Verdict decide(const Policy& p, const Event& ev) {
   const ActionMask a = bit(ev.action);
   // An event whose producer gave no network object still names its address
@@ -87,6 +100,7 @@ Verdict decide(const Policy& p, const Event& ev) {
     if (!from_path) from_path = net_object_from_path(ev.path);
     return *from_path;
   };
+  bool destroys = a & kDestroys;
   for (const auto& r : p.rules) {
     if (!(r.actions & a)) continue;
     if (!r.paths.empty() && !path_matches(r, ev)) continue;
@@ -94,9 +108,13 @@ Verdict decide(const Policy& p, const Event& ev) {
     if (!r.ports.empty() && !port_matches(r, net())) continue;
     if (!r.processes.empty() && !process_matches(r, ev)) continue;
     if (r.when && !eval_expr(*r.when, ev)) continue;
-    return Verdict{r.decision, r.id, r.message, r.builtin()};
+    Verdict v{r.decision, r.id, r.message, r.builtin()};
+    v.keep = destroys && (r.keep ? *r.keep : in_keep_scope(p.keep, ev.path));
+    return v;
   }
-  return Verdict{p.default_decision, {}, {}, false};
+  Verdict v{p.default_decision, {}, {}, false};
+  v.keep = destroys && in_keep_scope(p.keep, ev.path);
+  return v;
 }
 
 void index_rules(Policy& p) {

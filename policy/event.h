@@ -190,6 +190,10 @@ struct Verdict {
   std::string rule_id;  // empty: the policy's default
   std::string message;
   bool builtin = false;  // decided by cottonbox's own self-protection or guards
+  // Whether what the call destroys is kept first for `cottonbox undo`
+  // (the rule's `keep:`, else the policy's keep scope); only for file
+  // actions that can destroy content.
+  bool keep = false;
 };
 
 }  // namespace cb

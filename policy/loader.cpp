@@ -28,9 +28,10 @@ namespace {
 constexpr int kMaxListDepth = 32;
 constexpr size_t kMaxListItems = 100000;
 
-const std::vector<std::string_view> kTopKeys = {"version", "default", "lists", "identities", "rules"};
-const std::vector<std::string_view> kRuleKeys = {"id",      "action", "path",     "host",   "port",
-                                                 "process", "when",   "decision", "message"};
+const std::vector<std::string_view> kTopKeys = {"version", "default", "lists", "identities", "rules", "keep"};
+const std::vector<std::string_view> kRuleKeys = {"id",      "action",   "path",    "host", "port",
+                                                 "process", "when",     "decision", "message", "keep"};
+const std::vector<std::string_view> kKeepKeys = {"paths", "except"};
 const std::vector<std::string_view> kDecisions = {"allow", "deny", "ask", "log"};
 
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
@@ -114,7 +115,7 @@ struct Scalar {
 struct RawRule {
   size_t file = 0;
   YAML::Mark mark;
-  std::optional<Scalar> id, when, decision, message;
+  std::optional<Scalar> id, when, decision, message, keep;
   std::optional<std::vector<Scalar>> actions, paths, processes, hosts, ports;
   std::map<std::string, YAML::Mark> keys;  // written, even when the value was rejected
 };
@@ -164,6 +165,7 @@ class Loader {
     expand_lists();
     Policy policy;
     compile_rules(policy);
+    compile_keep(policy);
 
     LoadResult result;
     if (!diags_.empty()) {
@@ -400,6 +402,8 @@ class Loader {
         read_identities(f, v);
       } else if (key == "rules") {
         read_rules(f, v);
+      } else if (key == "keep") {
+        read_keep(f, km, v);
       } else {
         error(f, km, "unknown key '" + key + "'" + suggest_or_list(key, kTopKeys));
       }
@@ -509,6 +513,24 @@ class Loader {
     }
   }
 
+  // keep: {paths: [...], except: [...]}: where undo keeps by default.
+  // A later file's `paths` replaces an earlier one's; `except` adds up.
+  void read_keep(size_t f, const YAML::Mark& km, const YAML::Node& n) {
+    if (!n.IsMap()) {
+      error(f, n.IsNull() ? km : n.Mark(), "'keep' must be a mapping with 'paths' and/or 'except'");
+      return;
+    }
+    each_entry(f, n, [&](const std::string& key, const YAML::Mark& k, const YAML::Node& v) {
+      if (key == "paths") {
+        if (auto l = strings(f, v, k, key)) keep_paths_ = std::move(*l);
+      } else if (key == "except") {
+        if (auto l = strings(f, v, k, key)) keep_except_.insert(keep_except_.end(), l->begin(), l->end());
+      } else {
+        error(f, k, "unknown key '" + key + "' in 'keep'" + suggest_or_list(key, kKeepKeys));
+      }
+    });
+  }
+
   void read_rules(size_t f, const YAML::Node& n) {
     if (n.IsNull()) return;  // every rule commented out
     if (!n.IsSequence()) {
@@ -545,6 +567,8 @@ class Loader {
           r.decision = scalar(f, v, km, "'decision' must be one of allow, deny, ask or log");
         else if (key == "message")
           r.message = scalar(f, v, km, "'message' must be a string");
+        else if (key == "keep")
+          r.keep = scalar(f, v, km, "'keep' must be true or false");
         else
           error(f, km, "unknown key '" + key + "' in rule" + suggest_or_list(key, kRuleKeys));
       });
@@ -813,6 +837,17 @@ class Loader {
           ok = false;
       }
 
+      if (r.keep) {
+        if (r.keep->value == "true") {
+          out.keep = true;
+        } else if (r.keep->value == "false") {
+          out.keep = false;
+        } else {
+          error(r.file, r.keep->mark, "'keep' must be true or false, not '" + r.keep->value + "'");
+          ok = false;
+        }
+      }
+
       if (ok) policy.rules.push_back(std::move(out));
     }
     compile_taints(policy);
@@ -938,6 +973,43 @@ class Loader {
     }
   }
 
+  // Path globs, each item possibly an @list of them.
+  std::vector<Glob> compile_globs(const std::vector<Scalar>& items) {
+    std::vector<Glob> out;
+    for (const auto& item : items) {
+      std::vector<Scalar> expanded;
+      if (item.value.starts_with("@")) {
+        std::string ref = item.value.substr(1);
+        auto it = expanded_.find(ref);
+        if (it == expanded_.end()) {
+          error(item.file, item.mark, "unknown list '@" + ref + "'" + did_you_mean(ref, list_names()));
+          continue;
+        }
+        for (const auto& v : it->second) expanded.push_back(Scalar{v, item.mark, item.file});
+      } else {
+        expanded.push_back(item);
+      }
+      for (const auto& e : expanded)
+        if (auto g = compile_path(e, bit(Action::FileDelete))) out.push_back(std::move(*g));
+    }
+    return out;
+  }
+
+  void compile_keep(Policy& policy) {
+    if (keep_paths_) {
+      policy.keep.paths = compile_globs(*keep_paths_);
+    } else {
+      // By default: the working directory and $HOME, where an agent's work is.
+      for (const char* var : {"CWD", "HOME"}) {
+        auto it = opts_.vars.find(var);
+        if (it == opts_.vars.end() || it->second.empty() || it->second[0] != '/') continue;
+        std::string dir = it->second == "/" ? "" : Glob::escape(it->second);
+        if (auto g = Glob::compile(dir + "/**")) policy.keep.paths.push_back(std::move(*g));
+      }
+    }
+    policy.keep.except = compile_globs(keep_except_);
+  }
+
   void add_guards(Policy& p) {
     p.rules.push_back(guard_rule("cottonbox:guard-io_uring", Action::SysIoUring,
                                  "io_uring is denied because it performs file operations the supervisor cannot see; a "
@@ -975,6 +1047,8 @@ class Loader {
   std::map<std::string, std::vector<std::string>> expanded_;
   std::vector<RawRule> rules_;
   std::map<std::string, std::vector<std::string>> identities_;
+  std::optional<std::vector<Scalar>> keep_paths_;
+  std::vector<Scalar> keep_except_;
   std::vector<std::string> taint_names_;  // read(@name) in any rule, in order met
 };
 

@@ -57,6 +57,7 @@ struct Rule {
   std::string when_text;
   Decision decision = Decision::Deny;
   std::string message;
+  std::optional<bool> keep;  // `keep: true|false`; unset: the policy's keep scope decides
   SourceLoc loc;
   // cottonbox's own rules: self-protection (first) or guards (last).
   Builtin kind = Builtin::None;
@@ -75,8 +76,22 @@ struct TaintList {
   std::string anchor;  // as Rule::anchor
 };
 
+// Where undo keeps what allowed calls destroy, unless a rule says `keep:`.
+// A policy's top-level `keep:` sets it (`paths`, `except`; items may be
+// @lists); without one, the working directory and $HOME.
+struct KeepScope {
+  std::vector<Glob> paths;
+  std::vector<Glob> except;  // build outputs, caches: regenerated, so never kept
+};
+
+// The file actions after which something that existed may be gone: what
+// the keeper runs before.
+constexpr ActionMask kDestroys = bit(Action::FileWrite) | bit(Action::FileDelete) | bit(Action::FileRename) |
+                                 bit(Action::FileTruncate) | bit(Action::FileAttr);
+
 struct Policy {
   Decision default_decision = Decision::Allow;
+  KeepScope keep;
   // Evaluated in order, first match wins: self-protection, the files' rules in
   // file order, then the guards that deny sys.io_uring, sys.namespace,
   // sys.mount and proc.trace unless an earlier rule allowed them.
@@ -133,6 +148,8 @@ void index_rules(Policy& p);
 // a path below it, for deny and ask rules) matches one of its globs, the
 // process matches, and `when` holds.  No rule: the policy's default.
 Verdict decide(const Policy& p, const Event& ev);
+// Whether the keep scope covers `path` (for an action in kDestroys).
+bool in_keep_scope(const KeepScope& k, std::string_view path);
 
 // The taint lists (bits of Event::read_taint) whose patterns match `path`: the
 // supervisor calls it for each file a process reads and keeps the union per

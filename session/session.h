@@ -24,6 +24,7 @@ struct RunOptions {
   std::map<std::string, std::string> vars;  // --var NAME=VALUE
   std::string name;                         // --name LABEL
   bool quiet = false;                       // no notes on stderr
+  bool no_keep = false;                     // --no-keep: nothing is kept for undo
 };
 
 // Runs the session; returns the exit status `cottonbox run` exits with.

@@ -70,6 +70,36 @@ rules:
   EXPECT_EQ(decide(p, ev(Action::ProcExec, "/bin/ls")).decision, Decision::Ask);
 }
 
+TEST(Decide, KeepFromTheRuleElseTheScope) {
+  Policy p = load(R"(version: 1
+keep:
+  except: ["**/build/**"]
+rules:
+  - {id: scratch, action: file.delete, path: /home/u/p/scratch/**, decision: allow, keep: false}
+  - {id: etc, action: file.mutate, path: /etc/**, decision: allow, keep: true}
+  - {id: no-secrets, action: file.delete, path: /home/u/p/secret, decision: deny}
+)");
+  // The scope: CWD and HOME by default, less `except`.
+  EXPECT_TRUE(decide(p, ev(Action::FileDelete, "/home/u/p/src/a.c")).keep);
+  EXPECT_TRUE(decide(p, ev(Action::FileTruncate, "/home/u/notes")).keep);
+  EXPECT_TRUE(decide(p, ev(Action::FileAttr, "/home/u/p/run.sh")).keep);
+  EXPECT_TRUE(decide(p, ev(Action::FileRename, "/home/u/p/a")).keep);
+  EXPECT_TRUE(decide(p, ev(Action::FileWrite, "/home/u/p/a")).keep);
+  EXPECT_FALSE(decide(p, ev(Action::FileDelete, "/home/u/p/build/a.o")).keep);
+  EXPECT_FALSE(decide(p, ev(Action::FileDelete, "/var/tmp/x")).keep);
+  // Nothing is destroyed by these.
+  EXPECT_FALSE(decide(p, ev(Action::FileCreate, "/home/u/p/new")).keep);
+  EXPECT_FALSE(decide(p, ev(Action::FileRead, "/home/u/p/a")).keep);
+  EXPECT_FALSE(decide(p, ev(Action::FileLink, "/home/u/p/a")).keep);
+  EXPECT_FALSE(decide(p, ev(Action::ProcExec, "/home/u/p/a.out")).keep);
+  // A rule's `keep:` wins over the scope, either way.
+  EXPECT_FALSE(decide(p, ev(Action::FileDelete, "/home/u/p/scratch/x")).keep);
+  EXPECT_TRUE(decide(p, ev(Action::FileWrite, "/etc/hosts")).keep);
+  EXPECT_FALSE(decide(p, ev(Action::FileCreate, "/etc/new")).keep);
+  // A rule without `keep:` leaves it to the scope.
+  EXPECT_TRUE(decide(p, ev(Action::FileDelete, "/home/u/p/secret")).keep);
+}
+
 TEST(Decide, ProcessListsMatchIdentitiesNotNames) {
   Policy p = load(R"(version: 1
 lists:
