@@ -202,8 +202,9 @@ void add_self_protection(Policy& p, const SelfProtection& sp) {
       std::string path = c;
       while (path.size() > 1 && path.back() == '/') path.pop_back();
       if (path == "/") continue;
-      // The name itself (created, replaced, moved) and everything below it.
-      add_glob(r, Glob::escape(path));
+      // The name itself (created, replaced, moved) and everything below
+      // it: a trailing /** matches the directory itself too, and one glob
+      // per tree lets the planner enforce it with a read-only mount.
       add_glob(r, Glob::escape(path) + "/**");
     }
     r.decision = Decision::Deny;

@@ -29,8 +29,8 @@ constexpr int kMaxListDepth = 32;
 constexpr size_t kMaxListItems = 100000;
 
 const std::vector<std::string_view> kTopKeys = {"version", "default", "lists", "identities", "rules", "keep"};
-const std::vector<std::string_view> kRuleKeys = {"id",      "action",   "path",    "host", "port",
-                                                 "process", "when",     "decision", "message", "keep"};
+const std::vector<std::string_view> kRuleKeys = {"id",      "action", "path",     "host",    "port",
+                                                 "process", "when",   "decision", "message", "keep"};
 const std::vector<std::string_view> kKeepKeys = {"paths", "except"};
 const std::vector<std::string_view> kDecisions = {"allow", "deny", "ask", "log"};
 

@@ -134,8 +134,9 @@ std::vector<std::string> config_paths() {
   std::string home = home_dir();
   std::string user_dir = user_rules_path();
   user_dir.resize(user_dir.rfind('/'));
-  std::vector<std::string> v = {user_dir, home + "/.config/cottonbox", home + "/.config/environment.d",
-                                home + "/.pam_environment", rules_dir()};
+  // Not ~/.pam_environment: Debian's pam_env no longer reads it
+  // (user_readenv=0), and a file cannot be a read-only tree.
+  std::vector<std::string> v = {user_dir, home + "/.config/cottonbox", home + "/.config/environment.d", rules_dir()};
   std::vector<std::string> out;
   for (auto& p : v) {
     std::string c = canonical_path(absolute(p));
