@@ -93,6 +93,7 @@ int main(int argc, char** argv) {
   run->add_option("--ask-timeout", ask_timeout, "Seconds to wait for an answer; none means deny")
       ->check(CLI::PositiveNumber);
   run->add_flag("--observe", ro.observe, "Record what would be decided; block nothing");
+  run->add_flag("--no-keep", ro.no_keep, "Keep nothing for `cottonbox undo`");
   run->add_option("--tracer", ro.tracer, "seccomp|ebpf|seccomp,ebpf (default: both where privileges allow)")
       ->check(CLI::IsMember({"auto", "seccomp", "ebpf", "seccomp,ebpf", "ebpf,seccomp"}));
   run->add_option("--var", vars, "NAME=VALUE for ${NAME} in policies (repeatable)");
@@ -112,6 +113,8 @@ int main(int argc, char** argv) {
   check->add_option("--var", check_vars, "NAME=VALUE for ${NAME}");
   check->add_flag("--json", check_json, "JSON output");
   check->add_option("--db", db, "The audit database a session would use (for the built-in protection)");
+  bool check_no_keep = false;
+  check->add_flag("--no-keep", check_no_keep, "Plan as `run --no-keep` does (nothing kept for undo)");
 
   // ---- sessions / events / tree
   bool json = false;
@@ -149,7 +152,7 @@ int main(int argc, char** argv) {
   why->add_option("--policy", why_policies, "Judge against these policy files (default: the default policy)")
       ->allow_extra_args(false);
   why->add_option("--var", why_vars, "NAME=VALUE for ${NAME}")->allow_extra_args(false);
-  why->add_option("--process", wq.process, "The process's name (comm)");
+  why->add_option("--process", wq.process, "The process's identity (process:, proc.name), also taken as its comm");
   why->add_option("--exe", wq.exe, "The process's executable");
   why->add_option("--ancestors", why_ancestors, "Its parents' names, nearest first: a,b,c");
   why->add_option("--argv", why_argv, "Its command line, comma-separated");
@@ -266,7 +269,8 @@ int main(int argc, char** argv) {
     bool ok = true;
     auto v = parse_vars(check_vars, &ok);
     if (!ok) return kOwnError;
-    return cb::run_check(check_policies, v, db.empty() ? cb::db::default_db_path() : db, check_json, std::cout);
+    return cb::run_check(check_policies, v, db.empty() ? cb::db::default_db_path() : db, check_json, std::cout,
+                         !check_no_keep);
   }
   if (*mcp) {
     signal(SIGPIPE, SIG_IGN);

@@ -269,6 +269,8 @@ Result<Report> why_query(const std::vector<std::pair<std::string, std::string>>&
   ev.proc_deletes = q.deletes;
   auto info = std::make_shared<ProcessInfo>();
   info->comm = q.process;
+  // The question names the process: it is asked as that program's identity.
+  if (!q.process.empty()) info->names = {q.process};
   info->exe = q.exe;
   info->argv = q.argv;
   info->ancestors = q.ancestors;

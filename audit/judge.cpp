@@ -20,6 +20,14 @@ int severity(Decision d) {
 std::vector<Event> judged_events(const db::StoredEvent& e) {
   std::vector<Event> out;
   out.push_back(e.row.ev);
+  // The audit trail does not record identities (policy/identity.h): the
+  // recorded command name stands in for one.  Analysis only; the
+  // supervisor never trusts it.
+  if (out[0].proc && out[0].proc->names.empty() && !out[0].proc->comm.empty()) {
+    auto p = std::make_shared<ProcessInfo>(*out[0].proc);
+    p->names = {p->comm};
+    out[0].proc = std::move(p);
+  }
   for (const auto& f : e.row.facets) {
     Event x = e.row.ev;
     x.action = f.action;

@@ -14,7 +14,8 @@ namespace cb::audit {
 // The events decide() was given for one recorded row (facet 0 is the row's
 // own event).  proc.deletes per part as the supervisor counted it: the
 // row keeps the count after the call's deletions, each part saw the count
-// before them plus one if it is a deletion.
+// before them plus one if it is a deletion.  Identities are not recorded:
+// the recorded command name stands in for the process's identity.
 std::vector<Event> judged_events(const db::StoredEvent& e);
 
 struct Rejudged {

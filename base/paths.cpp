@@ -1,9 +1,32 @@
 #include "base/paths.h"
 
+#include <climits>
+#include <cstdlib>
+
 #include <ctime>
 #include <fstream>
 
 namespace cb {
+
+std::string canonical_path(std::string_view path) {
+  if (!path.starts_with("/")) return std::string(path);
+  std::string head(path), tail;
+  for (;;) {
+    char buf[PATH_MAX];
+    if (realpath(head.c_str(), buf)) {
+      std::string out = buf;
+      if (!tail.empty()) out = join_path(out, tail);
+      return out;
+    }
+    size_t slash = head.rfind('/');
+    if (slash == std::string::npos || head == "/") return std::string(path);
+    std::string last = head.substr(slash + 1);
+    // ".." over a part that does not exist: nothing to resolve it against.
+    if (last == "..") return std::string(path);
+    tail = tail.empty() ? last : last + "/" + tail;
+    head.resize(slash == 0 ? 1 : slash);
+  }
+}
 
 std::string join_path(std::string_view base, std::string_view rel) {
   std::string out;

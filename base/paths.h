@@ -18,6 +18,14 @@ inline bool path_within(std::string_view path, std::string_view root) {
   return path == root || (path.size() > root.size() && path.starts_with(root) && path[root.size()] == '/');
 }
 
+// The real path of an absolute `path`: its longest existing prefix with every
+// symbolic link and ".." resolved (realpath), and the rest, which does not
+// exist yet, appended as written.  Rules name real paths, and the supervisor
+// resolves what a process names to real paths: ${HOME} given through a
+// symbolic link must be resolved once, here.  A relative path is returned
+// as is.
+std::string canonical_path(std::string_view path);
+
 // CLOCK_REALTIME in nanoseconds: the time stamps of the audit trail.
 int64_t realtime_ns();
 

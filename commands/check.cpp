@@ -6,8 +6,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "keep/store.h"
 #include "notify/carry.h"
 #include "plan/plan.h"
+#include "policy/trust.h"
 #include "session/session.h"
 #include "trace/core_btf.h"
 
@@ -42,7 +44,7 @@ std::vector<std::string> notified_families(const FilterSpec& f) {
 }  // namespace
 
 int run_check(const std::vector<std::string>& policy_files, const std::map<std::string, std::string>& vars,
-              const std::string& db_path, bool json, std::ostream& out) {
+              const std::string& db_path, bool json, std::ostream& out, bool keep) {
   std::vector<std::string> files = policy_files.empty() ? default_policy_files() : policy_files;
   auto p = load_policies(files, vars);
   if (!p) return 125;
@@ -55,9 +57,12 @@ int run_check(const std::vector<std::string>& policy_files, const std::map<std::
     sp.protected_dirs.push_back(std::string(rt) + "/cottonbox");
   if (struct stat st; stat(core_btf_dir().c_str(), &st) == 0 && S_ISDIR(st.st_mode))
     sp.protected_dirs.push_back(core_btf_dir());
+  sp.config_paths = config_paths();
+  if (keep) sp.protected_dirs.push_back(keep::Store::dir_beside(db_path));
   add_self_protection(*p, sp);
 
   PlanInput in;
+  in.keep = keep;
   in.root = getuid() == 0;
   in.mount_layer = true;  // user namespaces or root; `run` falls back and says so if not
   in.ebpf = in.root;
@@ -134,6 +139,7 @@ int run_check(const std::vector<std::string>& policy_files, const std::map<std::
     j["continued_at_once"] = at_once;
     j["notes"] = plan.notes;
     j["weakened"] = plan.weakened;
+    j["warnings"] = trust_warnings(*p);
     out << j.dump(2) << "\n";
     return 0;
   }
@@ -169,6 +175,7 @@ int run_check(const std::vector<std::string>& policy_files, const std::map<std::
   }
   for (const auto& n : plan.notes) out << "\nnote: " << n << "\n";
   for (const auto& w : plan.weakened) out << "\nweakened: " << w << "\n";
+  for (const auto& w : trust_warnings(*p)) out << "\nwarning: " << w << "\n";
   return 0;
 }
 

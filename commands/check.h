@@ -11,7 +11,8 @@ namespace cb {
 
 // Returns the exit status: 0, or 125 when a policy has errors (printed with
 // file:line:col on stderr).
+// `keep` plans as `run` does by default (false: as `run --no-keep`).
 int run_check(const std::vector<std::string>& policy_files, const std::map<std::string, std::string>& vars,
-              const std::string& db_path, bool json, std::ostream& out);
+              const std::string& db_path, bool json, std::ostream& out, bool keep = true);
 
 }  // namespace cb

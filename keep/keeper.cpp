@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <optional>
 
 #include "keep/copy.h"
 #include "keep/fsutil.h"
@@ -468,11 +469,23 @@ Result<Ok> Keeper::finish() {
     std::lock_guard<std::mutex> g(mu_);
     paths = paths_;
   }
+  // The paths are sorted: those of one directory come together, and the
+  // directory is walked to once for all of them (an rm -rf of thousands of
+  // files would otherwise walk every path from the root again).
+  std::string last_dir;
+  std::optional<Result<Parent>> last;
   for (const std::string& p : paths) {
     Left l{p, {}};
-    auto parent = open_parent(p);
+    size_t slash = p.rfind('/');
+    std::string dir = slash == std::string::npos ? "" : p.substr(0, slash);
+    if (!last || dir != last_dir) {
+      last = open_parent(p);
+      last_dir = dir;
+    }
+    const Result<Parent>& parent = *last;
     if (parent) {
-      auto fp = fingerprint_at(parent->fd.get(), parent->leaf.c_str());
+      std::string leaf = p.substr(slash + 1);
+      auto fp = fingerprint_at(parent->fd.get(), leaf.c_str());
       if (fp) l.fp = std::move(*fp);
     } else if (parent.error().err == ENOENT) {
       l.fp.known = true;  // a directory on the way is gone: so is the file

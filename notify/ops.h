@@ -93,6 +93,7 @@ struct Classified {
   bool fs_changed = false;     // chdir/fchdir/chroot: invalidate the root/cwd cache, CONTINUE
   bool shares_fs = false;      // a process sharing its fs_struct with another: stop caching
   bool io_uring = false;
+  uint32_t keep = 0;  // facets (bit i: facets[i]) whose destroyed content the policy keeps for undo
 };
 
 // Facts the classifier needs from the supervisor.

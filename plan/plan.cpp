@@ -227,6 +227,11 @@ Plan make_plan(const Policy& p, const PlanInput& in, const HostFacts& host) {
   }
 
   // ---- what still needs the supervisor
+  bool keeps = in.keep && !in.observe && !in.ebpf_only &&
+               (!p.keep.paths.empty() ||
+                std::any_of(p.rules.begin(), p.rules.end(), [](const Rule& r) { return r.keep.value_or(false); }));
+  if (keeps)
+    plan.notes.push_back("what allowed calls destroy is kept for undo: they are carried out by the supervisor");
   ActionMask notify = need;
   for (const Rule& r : p.rules) {
     ActionMask decidable = (r.decision == Decision::Deny || r.decision == Decision::Ask) ? r.actions : 0;
@@ -320,6 +325,9 @@ Plan make_plan(const Policy& p, const PlanInput& in, const HostFacts& host) {
       }
       if (!exact) carried &= ~r.actions;
     }
+    // What is kept is kept on the supervisor's path, before it carries the
+    // call out: the kernel carrying it would skip the keep.
+    if (keeps) carried &= ~kDestroys;
     plan.kernel_carried = carried;
   }
 
@@ -335,6 +343,7 @@ Plan make_plan(const Policy& p, const PlanInput& in, const HostFacts& host) {
     still |= r.actions;
   }
   if (!in.ebpf) still |= actions_logged(p);
+  if (keeps) still |= kDestroys;
   notify = still;
 
   FilterSpec& f = plan.filter;

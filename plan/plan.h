@@ -46,6 +46,10 @@ struct PlanInput {
   bool ebpf_only = false;                // --tracer ebpf: no decisions as they happen, only kernel layers
   bool signals_scoped = true;            // a pid namespace or Landlock keeps signals off the supervisor
   std::vector<InheritedFile> inherited;  // files and directories the command inherits
+  // What allowed calls destroy is kept first for undo (the policy's keep
+  // scope and rules say where): those calls must reach the supervisor, and
+  // the kernel may not carry them out (only the supervisor can keep).
+  bool keep = false;
 };
 
 // Where a deny or ask rule is enforced.

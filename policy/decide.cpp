@@ -14,6 +14,7 @@ using match_detail::process_matches;
 
 constexpr std::string_view kSelfProtectFiles = "cottonbox:self-protect-files";
 constexpr std::string_view kSelfProtectControl = "cottonbox:self-protect-control";
+constexpr std::string_view kSelfProtectConfig = "cottonbox:self-protect-config";
 
 using match_detail::host_matches;
 using match_detail::port_matches;
@@ -75,6 +76,19 @@ std::string action_names(ActionMask m) {
 
 }  // namespace
 
+bool in_keep_scope(const KeepScope& k, std::string_view path) {
+  bool in = false;
+  for (const auto& g : k.paths)
+    if (g.match(path)) {
+      in = true;
+      break;
+    }
+  if (!in) return false;
+  for (const auto& g : k.except)
+    if (g.match(path)) return false;
+  return true;
+}
+
 Verdict decide(const Policy& p, const Event& ev) {
   const ActionMask a = bit(ev.action);
   // An event whose producer gave no network object still names its address
@@ -86,6 +100,7 @@ Verdict decide(const Policy& p, const Event& ev) {
     if (!from_path) from_path = net_object_from_path(ev.path);
     return *from_path;
   };
+  bool destroys = a & kDestroys;
   for (const auto& r : p.rules) {
     if (!(r.actions & a)) continue;
     if (!r.paths.empty() && !path_matches(r, ev)) continue;
@@ -93,9 +108,13 @@ Verdict decide(const Policy& p, const Event& ev) {
     if (!r.ports.empty() && !port_matches(r, net())) continue;
     if (!r.processes.empty() && !process_matches(r, ev)) continue;
     if (r.when && !eval_expr(*r.when, ev)) continue;
-    return Verdict{r.decision, r.id, r.message, r.builtin()};
+    Verdict v{r.decision, r.id, r.message, r.builtin()};
+    v.keep = destroys && (r.keep ? *r.keep : in_keep_scope(p.keep, ev.path));
+    return v;
   }
-  return Verdict{p.default_decision, {}, {}, false};
+  Verdict v{p.default_decision, {}, {}, false};
+  v.keep = destroys && in_keep_scope(p.keep, ev.path);
+  return v;
 }
 
 void index_rules(Policy& p) {
@@ -136,7 +155,8 @@ ActionMask actions_logged(const Policy& p) {
 void add_self_protection(Policy& p, const SelfProtection& sp) {
   // Idempotent: a second call replaces the first call's rules.
   std::erase_if(p.rules, [](const Rule& r) {
-    return r.kind == Builtin::SelfProtectFiles || r.kind == Builtin::SelfProtectControl;
+    return r.kind == Builtin::SelfProtectFiles || r.kind == Builtin::SelfProtectControl ||
+           r.kind == Builtin::SelfProtectConfig;
   });
   std::vector<Rule> front;
   auto add_glob = [](Rule& r, const std::string& pattern) {
@@ -171,6 +191,25 @@ void add_self_protection(Policy& p, const SelfProtection& sp) {
     r.decision = Decision::Deny;
     r.message = "cottonbox's runtime files (the control socket, the tracer's cache) cannot be touched";
     r.kind = Builtin::SelfProtectControl;
+    if (!r.paths.empty()) front.push_back(std::move(r));
+  }
+  if (!sp.config_paths.empty()) {
+    Rule r;
+    r.id = kSelfProtectConfig;
+    r.actions = kFileMutate;
+    for (const auto& c : sp.config_paths) {
+      if (c.empty() || c[0] != '/') continue;
+      std::string path = c;
+      while (path.size() > 1 && path.back() == '/') path.pop_back();
+      if (path == "/") continue;
+      // The name itself (created, replaced, moved) and everything below
+      // it: a trailing /** matches the directory itself too, and one glob
+      // per tree lets the planner enforce it with a read-only mount.
+      add_glob(r, Glob::escape(path) + "/**");
+    }
+    r.decision = Decision::Deny;
+    r.message = "cottonbox's own configuration (what it loads next time) cannot be changed from a session";
+    r.kind = Builtin::SelfProtectConfig;
     if (!r.paths.empty()) front.push_back(std::move(r));
   }
   p.rules.insert(p.rules.begin(), std::make_move_iterator(front.begin()), std::make_move_iterator(front.end()));

@@ -91,11 +91,15 @@ struct ProcessInfo {
   int32_t pid = 0;  // tgid, in the supervisor's pid namespace
   int32_t ppid = 0;
   uint32_t uid = 0;
-  uint64_t proc_id = 0;                // session-unique id (database key); 0 = unknown
-  std::string comm;                    // the kernel's 15-byte name
-  std::string exe;                     // absolute path of the executable
+  uint64_t proc_id = 0;  // session-unique id (database key); 0 = unknown
+  std::string comm;      // the kernel's 15-byte name: the process sets it, so never trusted
+  std::string exe;       // absolute path of the executable
+  // Its identities (policy/identity.h): the trusted programs whose file the
+  // kernel ran, checked by device, inode and change time; empty for any other
+  // program, and for one started with loader injection.
+  std::vector<std::string> names;
   std::vector<std::string> argv;       // as executed
-  std::vector<std::string> ancestors;  // comm of the parent, grandparent, ... (nearest first)
+  std::vector<std::string> ancestors;  // identity of the parent, grandparent, ... (nearest first; "" for none)
   std::string cwd;
 };
 
@@ -166,7 +170,9 @@ struct Event {
   bool is_dir = false;     // the object is a directory: rules on paths below it apply too
 
   // Supervisor-computed facts the engine may test (the engine has no clock or state).
-  uint32_t proc_deletes = 0;  // file.delete events by this process so far, this one included
+  uint32_t proc_deletes = 0;     // file.delete events by this process so far, this one included
+  uint32_t tree_deletes = 0;     // ... by its command tree (a child of the session's first process and below)
+  uint32_t session_deletes = 0;  // ... by the whole session, of files the policy guards (policy/counts.h)
   // Bit i: the process, or what it got data from, read a file of the taint
   // list Policy::taints[i] (policy.h: taint_bits()) before this event.
   uint64_t read_taint = 0;
@@ -184,6 +190,10 @@ struct Verdict {
   std::string rule_id;  // empty: the policy's default
   std::string message;
   bool builtin = false;  // decided by cottonbox's own self-protection or guards
+  // Whether what the call destroys is kept first for `cottonbox undo`
+  // (the rule's `keep:`, else the policy's keep scope); only for file
+  // actions that can destroy content.
+  bool keep = false;
 };
 
 }  // namespace cb

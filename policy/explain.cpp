@@ -60,9 +60,15 @@ std::string path_detail(const Rule& r, const Event& ev, bool held) {
 
 std::string process_detail(const Rule& r, const Event& ev, bool held) {
   if (!ev.proc) return "no process is known for the event; the rule names " + name_list(r.processes);
+  // The identity decides; the command name is shown to say who it was.
   std::string who = "'" + ev.proc->comm + "'";
-  std::string_view exe = basename(ev.proc->exe);
-  if (!exe.empty() && exe != ev.proc->comm) who += " (" + std::string(exe) + ")";
+  if (ev.proc->names.empty()) {
+    who += " (no identity: " + std::string(ev.proc->exe.empty() ? "executable unknown" : ev.proc->exe) + ")";
+    return who + " is none of " + name_list(r.processes);
+  }
+  std::string ids;
+  for (const auto& n : ev.proc->names) ids += (ids.empty() ? "" : ", ") + n;
+  if (ids != ev.proc->comm) who += " (" + ids + ")";
   return who + (held ? " is one of " : " is none of ") + name_list(r.processes);
 }
 

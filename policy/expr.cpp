@@ -18,6 +18,7 @@
 //   Field    ::= "action" | "syscall" | "path" | "target" | "flags" | "is_dir" | "uid"
 //              | "proc.name" | "proc.exe" | "proc.argv" | "proc.pid" | "proc.ppid"
 //              | "proc.ancestors" | "proc.cwd" | "proc.deletes" | "target.pid"
+//              | "proc.comm" | "tree.deletes" | "session.deletes"
 //              | "net.proto" | "net.addr" | "net.port" | "net.host" | "net.names" | "net.resolved"
 //   String   ::= '"' chars '"' | "'" chars "'"    -- backslash escapes \" \' \\ \n \t \xHH
 //   Number   ::= [0-9]+
@@ -57,6 +58,9 @@ enum class Field : uint8_t {
   ProcAncestors,
   ProcCwd,
   ProcDeletes,
+  ProcComm,
+  TreeDeletes,
+  SessionDeletes,
   NetProto,
   NetAddr,
   NetPort,
@@ -89,6 +93,9 @@ constexpr FieldInfo kFields[] = {
     {"proc.ancestors", Field::ProcAncestors, Type::List},
     {"proc.cwd", Field::ProcCwd, Type::String},
     {"proc.deletes", Field::ProcDeletes, Type::Number},
+    {"proc.comm", Field::ProcComm, Type::String},
+    {"tree.deletes", Field::TreeDeletes, Type::Number},
+    {"session.deletes", Field::SessionDeletes, Type::Number},
     {"net.proto", Field::NetProto, Type::String},
     {"net.addr", Field::NetAddr, Type::String},
     {"net.port", Field::NetPort, Type::Number},
@@ -774,7 +781,8 @@ std::string_view string_field(Field f, const Event& ev) {
     case Field::Syscall: return ev.syscall;
     case Field::Path: return ev.path;
     case Field::Target: return ev.target;
-    case Field::ProcName: return p ? std::string_view(p->comm) : std::string_view();
+    case Field::ProcName: return p && !p->names.empty() ? std::string_view(p->names.front()) : std::string_view();
+    case Field::ProcComm: return p ? std::string_view(p->comm) : std::string_view();
     case Field::ProcExe: return p ? std::string_view(p->exe) : std::string_view();
     case Field::ProcCwd: return p ? std::string_view(p->cwd) : std::string_view();
     case Field::NetProto: return net_proto_name(ev.net.proto);
@@ -793,6 +801,8 @@ int64_t number_field(Field f, const Event& ev) {
     case Field::ProcPid: return p ? p->pid : 0;
     case Field::ProcPpid: return p ? p->ppid : 0;
     case Field::ProcDeletes: return ev.proc_deletes;
+    case Field::TreeDeletes: return ev.tree_deletes;
+    case Field::SessionDeletes: return ev.session_deletes;
     case Field::NetPort: return ev.net.port;
     case Field::NetResolved: return ev.net.hosts.empty() ? 0 : 1;
     default: return 0;
@@ -831,7 +841,20 @@ bool joined_equals(const std::vector<std::string>& list, std::string_view s) {
   return pos == s.size();
 }
 
+// A process may have several identities (one file named twice): proc.name
+// equals each of them, and "" when it has none.
+bool name_equals(const Operand& other, const Event& ev) {
+  std::string_view v = string_value(other, ev);
+  if (!ev.proc || ev.proc->names.empty()) return v.empty();
+  for (const auto& n : ev.proc->names)
+    if (n == v) return true;
+  return false;
+}
+
 bool equals(const Operand& a, const Operand& b, const Event& ev) {
+  bool a_name = a.kind == Operand::Kind::Field && a.field == Field::ProcName;
+  bool b_name = b.kind == Operand::Kind::Field && b.field == Field::ProcName;
+  if (a_name != b_name) return name_equals(a_name ? b : a, ev);
   if (a.type == Type::Number) return number_value(a, ev) == number_value(b, ev);
   if (a.type == Type::List && b.type == Type::List) return list_field(a.field, ev) == list_field(b.field, ev);
   if (a.type == Type::List) return joined_equals(list_field(a.field, ev), string_value(b, ev));
@@ -1045,7 +1068,36 @@ void collect_fields(const Expr& e, std::vector<std::string>& out) {
   if (e.kind == Expr::Kind::Compare || e.kind == Expr::Kind::InListField) add(e.rhs);
 }
 
+void collect_literals(const Expr& e, std::string_view field, std::vector<std::string>& out) {
+  for (const auto& c : e.children) collect_literals(*c, field, out);
+  auto is = [&](const Operand& o) { return o.kind == Operand::Kind::Field && field_info(o.field).name == field; };
+  auto add = [&](const Operand& o) {
+    if (o.kind == Operand::Kind::String && std::find(out.begin(), out.end(), o.str) == out.end()) out.push_back(o.str);
+  };
+  switch (e.kind) {
+    case Expr::Kind::Compare:
+      if (e.op != Op::Eq && e.op != Op::Ne && e.op != Op::Contains) break;
+      if (is(e.lhs)) add(e.rhs);
+      if (is(e.rhs)) add(e.lhs);
+      break;
+    case Expr::Kind::InValues:
+      if (is(e.lhs))
+        for (const auto& v : e.values) add(v);
+      break;
+    case Expr::Kind::InListField:
+      if (is(e.rhs)) add(e.lhs);
+      break;
+    default: break;
+  }
+}
+
 }  // namespace
+
+std::vector<std::string> expr_literals(const Expr& e, std::string_view field) {
+  std::vector<std::string> out;
+  collect_literals(e, field, out);
+  return out;
+}
 
 bool eval_expr_traced(const Expr& e, const Event& ev, std::vector<ExprStep>& steps) { return traced(e, ev, steps, 0); }
 

@@ -17,6 +17,7 @@
 //   Field    ::= "action" | "syscall" | "path" | "target" | "flags" | "is_dir" | "uid"
 //              | "proc.name" | "proc.exe" | "proc.argv" | "proc.pid" | "proc.ppid"
 //              | "proc.ancestors" | "proc.cwd" | "proc.deletes" | "target.pid"
+//              | "proc.comm" | "tree.deletes" | "session.deletes"
 //              | "net.proto" | "net.addr" | "net.port" | "net.host" | "net.names" | "net.resolved"
 //   String   ::= '"' chars '"' | "'" chars "'"    -- backslash escapes \" \' \\ \n \t \xHH
 //   Number   ::= [0-9]+
@@ -29,6 +30,15 @@
 // read(@list) is true when the process, or what it got data from in this
 // session, read a file matching a pattern of `list` before this event
 // (Event::read_taint; the supervisor supplies it).
+//
+// proc.name is the process's identity (policy/identity.h): the trusted
+// program the kernel ran, never a name the process chose; "" for any other.
+// proc.ancestors lists the ancestors' identities.  proc.comm is the command
+// name the process set itself: free for it to forge, never a ground for trust.
+// proc.deletes and tree.deletes count file.delete events (this one
+// included) of the process and of its command tree (a child of the
+// session's first process and everything below it); session.deletes counts
+// the session's deletions the policy guards (policy/counts.h).
 //
 // Semantics: on a list field (proc.argv, proc.ancestors) `contains X` and
 // `X in field` test membership, `matches G` is true when any element matches;
@@ -94,6 +104,10 @@ struct ExprStep {
 // (the comparisons are the same functions), plus every comparison it
 // evaluated, in order.  For explanations, never on the hot path.
 bool eval_expr_traced(const Expr& e, const Event& ev, std::vector<ExprStep>& steps);
+
+// The string literals compared with `field` (==, !=, contains, in): the
+// names `proc.name == "git"` or `"git" in proc.ancestors` refer to.
+std::vector<std::string> expr_literals(const Expr& e, std::string_view field);
 
 // The names of the fields an expression reads ("proc.deletes", "path").
 std::vector<std::string> expr_fields(const Expr& e);

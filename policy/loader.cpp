@@ -16,6 +16,7 @@
 #include <cstring>
 #include <set>
 
+#include "base/paths.h"
 #include "policy/policy.h"
 #include "policy/sha256.h"
 #include "policy/suggest.h"
@@ -27,9 +28,10 @@ namespace {
 constexpr int kMaxListDepth = 32;
 constexpr size_t kMaxListItems = 100000;
 
-const std::vector<std::string_view> kTopKeys = {"version", "default", "lists", "rules"};
-const std::vector<std::string_view> kRuleKeys = {"id",      "action", "path",     "host",   "port",
-                                                 "process", "when",   "decision", "message"};
+const std::vector<std::string_view> kTopKeys = {"version", "default", "lists", "identities", "rules", "keep"};
+const std::vector<std::string_view> kRuleKeys = {"id",      "action", "path",     "host",    "port",
+                                                 "process", "when",   "decision", "message", "keep"};
+const std::vector<std::string_view> kKeepKeys = {"paths", "except"};
 const std::vector<std::string_view> kDecisions = {"allow", "deny", "ask", "log"};
 
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
@@ -113,7 +115,7 @@ struct Scalar {
 struct RawRule {
   size_t file = 0;
   YAML::Mark mark;
-  std::optional<Scalar> id, when, decision, message;
+  std::optional<Scalar> id, when, decision, message, keep;
   std::optional<std::vector<Scalar>> actions, paths, processes, hosts, ports;
   std::map<std::string, YAML::Mark> keys;  // written, even when the value was rejected
 };
@@ -163,6 +165,7 @@ class Loader {
     expand_lists();
     Policy policy;
     compile_rules(policy);
+    compile_keep(policy);
 
     LoadResult result;
     if (!diags_.empty()) {
@@ -191,6 +194,7 @@ class Loader {
     policy.hash = h.finish_hex();
     policy.vars = opts_.vars;
     if (opts_.add_guards) add_guards(policy);
+    if (opts_.resolve_identities) resolve_identities(policy);
     index_rules(policy);
     result.policy = std::move(policy);
     return result;
@@ -394,8 +398,12 @@ class Loader {
           error(f, s->mark, "unknown decision '" + s->value + "'" + suggest_or_list(s->value, kDecisions));
       } else if (key == "lists") {
         read_lists(f, v);
+      } else if (key == "identities") {
+        read_identities(f, v);
       } else if (key == "rules") {
         read_rules(f, v);
+      } else if (key == "keep") {
+        read_keep(f, km, v);
       } else {
         error(f, km, "unknown key '" + key + "'" + suggest_or_list(key, kTopKeys));
       }
@@ -446,6 +454,83 @@ class Loader {
     }
   }
 
+  // identities: {git: [/usr/bin/git, "/usr/lib/git-core/*"]}
+  void read_identities(size_t f, const YAML::Node& n) {
+    if (n.IsNull()) return;
+    if (!n.IsMap()) {
+      error(f, n.Mark(), "'identities' must map names to lists of executable paths");
+      return;
+    }
+    for (auto it = n.begin(); it != n.end(); ++it) {
+      YAML::Node k = it->first;
+      YAML::Node v = it->second;
+      if (!k.IsScalar() || !valid_list_name(k.Scalar())) {
+        error(f, k.Mark(), "an identity's name must be a plain name (letters, digits, '_', '.' and '-')");
+        continue;
+      }
+      const std::string& name = k.Scalar();
+      if (identities_.count(name)) {
+        error(f, k.Mark(), "identity '" + name + "' already defined");
+        continue;
+      }
+      auto paths = strings(f, v, k.Mark(), "identities: " + name);
+      if (!paths) continue;
+      std::vector<std::string> list;
+      for (const auto& p : *paths) {
+        if (!p.value.starts_with("/")) {
+          error(f, p.mark, "identity '" + name + "': '" + p.value + "' must be an absolute path");
+          continue;
+        }
+        size_t slash = p.value.rfind('/');
+        if (p.value.find_first_of("*?[") < slash) {
+          error(f, p.mark, "identity '" + name + "': wildcards may appear only in the last component");
+          continue;
+        }
+        list.push_back(p.value);
+      }
+      identities_.emplace(name, std::move(list));
+    }
+  }
+
+  // Every name a rule trusts, resolved to files (policy/identity.h).
+  void resolve_identities(Policy& p) {
+    std::vector<std::string> names;
+    auto add = [&](const std::string& n) {
+      if (!n.empty() && std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
+    };
+    for (const auto& [n, paths] : identities_) add(n);
+    for (const auto& r : p.rules) {
+      for (const auto& n : r.processes) add(n);
+      if (!r.when) continue;
+      for (const auto& n : expr_literals(*r.when, "proc.name")) add(n);
+      for (const auto& n : expr_literals(*r.when, "proc.ancestors")) add(n);
+    }
+    for (const auto& n : names) {
+      auto it = identities_.find(n);
+      size_t found = it != identities_.end() ? resolve_identity_paths(p.identities, n, it->second)
+                                             : resolve_identity_name(p.identities, n);
+      if (found == 0) p.identities.unresolved.push_back(n);
+    }
+  }
+
+  // keep: {paths: [...], except: [...]}: where undo keeps by default.
+  // A later file's `paths` replaces an earlier one's; `except` adds up.
+  void read_keep(size_t f, const YAML::Mark& km, const YAML::Node& n) {
+    if (!n.IsMap()) {
+      error(f, n.IsNull() ? km : n.Mark(), "'keep' must be a mapping with 'paths' and/or 'except'");
+      return;
+    }
+    each_entry(f, n, [&](const std::string& key, const YAML::Mark& k, const YAML::Node& v) {
+      if (key == "paths") {
+        if (auto l = strings(f, v, k, key)) keep_paths_ = std::move(*l);
+      } else if (key == "except") {
+        if (auto l = strings(f, v, k, key)) keep_except_.insert(keep_except_.end(), l->begin(), l->end());
+      } else {
+        error(f, k, "unknown key '" + key + "' in 'keep'" + suggest_or_list(key, kKeepKeys));
+      }
+    });
+  }
+
   void read_rules(size_t f, const YAML::Node& n) {
     if (n.IsNull()) return;  // every rule commented out
     if (!n.IsSequence()) {
@@ -482,6 +567,8 @@ class Loader {
           r.decision = scalar(f, v, km, "'decision' must be one of allow, deny, ask or log");
         else if (key == "message")
           r.message = scalar(f, v, km, "'message' must be a string");
+        else if (key == "keep")
+          r.keep = scalar(f, v, km, "'keep' must be true or false");
         else
           error(f, km, "unknown key '" + key + "' in rule" + suggest_or_list(key, kRuleKeys));
       });
@@ -672,10 +759,26 @@ class Loader {
 
       if (r.paths) {
         for (const auto& p : *r.paths) {
-          if (auto g = compile_path(p, out.actions))
-            out.paths.push_back(std::move(*g));
-          else
-            ok = false;
+          // A named list of patterns: the policy's data, like `process:` lists.
+          std::vector<Scalar> patterns;
+          if (p.value.starts_with("@")) {
+            std::string ref = p.value.substr(1);
+            auto it = expanded_.find(ref);
+            if (it == expanded_.end()) {
+              error(r.file, p.mark, "unknown list '@" + ref + "'" + did_you_mean(ref, list_names()));
+              ok = false;
+              continue;
+            }
+            for (const auto& item : it->second) patterns.push_back(Scalar{item, p.mark, p.file});
+          } else {
+            patterns.push_back(p);
+          }
+          for (const auto& pat : patterns) {
+            if (auto g = compile_path(pat, out.actions))
+              out.paths.push_back(std::move(*g));
+            else
+              ok = false;
+          }
         }
       } else if (r.keys.count("path")) {
         ok = false;
@@ -702,8 +805,8 @@ class Loader {
             if (n.empty() || n.find('/') != std::string::npos) {
               error(r.file, p.mark,
                     "process '" + n +
-                        "' must be a command name or an executable's basename "
-                        "(no '/')");
+                        "' must be an identity's name: an executable's name in the system's "
+                        "directories or one declared under 'identities' (no '/')");
               ok = false;
               continue;
             }
@@ -732,6 +835,17 @@ class Loader {
           out.message = std::move(*m);
         else
           ok = false;
+      }
+
+      if (r.keep) {
+        if (r.keep->value == "true") {
+          out.keep = true;
+        } else if (r.keep->value == "false") {
+          out.keep = false;
+        } else {
+          error(r.file, r.keep->mark, "'keep' must be true or false, not '" + r.keep->value + "'");
+          ok = false;
+        }
       }
 
       if (ok) policy.rules.push_back(std::move(out));
@@ -859,6 +973,43 @@ class Loader {
     }
   }
 
+  // Path globs, each item possibly an @list of them.
+  std::vector<Glob> compile_globs(const std::vector<Scalar>& items) {
+    std::vector<Glob> out;
+    for (const auto& item : items) {
+      std::vector<Scalar> expanded;
+      if (item.value.starts_with("@")) {
+        std::string ref = item.value.substr(1);
+        auto it = expanded_.find(ref);
+        if (it == expanded_.end()) {
+          error(item.file, item.mark, "unknown list '@" + ref + "'" + did_you_mean(ref, list_names()));
+          continue;
+        }
+        for (const auto& v : it->second) expanded.push_back(Scalar{v, item.mark, item.file});
+      } else {
+        expanded.push_back(item);
+      }
+      for (const auto& e : expanded)
+        if (auto g = compile_path(e, bit(Action::FileDelete))) out.push_back(std::move(*g));
+    }
+    return out;
+  }
+
+  void compile_keep(Policy& policy) {
+    if (keep_paths_) {
+      policy.keep.paths = compile_globs(*keep_paths_);
+    } else {
+      // By default: the working directory and $HOME, where an agent's work is.
+      for (const char* var : {"CWD", "HOME"}) {
+        auto it = opts_.vars.find(var);
+        if (it == opts_.vars.end() || it->second.empty() || it->second[0] != '/') continue;
+        std::string dir = it->second == "/" ? "" : Glob::escape(it->second);
+        if (auto g = Glob::compile(dir + "/**")) policy.keep.paths.push_back(std::move(*g));
+      }
+    }
+    policy.keep.except = compile_globs(keep_except_);
+  }
+
   void add_guards(Policy& p) {
     p.rules.push_back(guard_rule("cottonbox:guard-io_uring", Action::SysIoUring,
                                  "io_uring is denied because it performs file operations the supervisor cannot see; a "
@@ -895,6 +1046,9 @@ class Loader {
   std::map<std::string, RawList> lists_;
   std::map<std::string, std::vector<std::string>> expanded_;
   std::vector<RawRule> rules_;
+  std::map<std::string, std::vector<std::string>> identities_;
+  std::optional<std::vector<Scalar>> keep_paths_;
+  std::vector<Scalar> keep_except_;
   std::vector<std::string> taint_names_;  // read(@name) in any rule, in order met
 };
 
@@ -919,6 +1073,16 @@ std::optional<std::string> read_whole_file(const std::string& path, std::string*
   return std::nullopt;
 }
 
+// ${HOME}, ${CWD} and every --var naming a path, resolved once: rules then
+// name what the supervisor sees, whatever symbolic link led there.
+LoadOptions with_canonical_vars(const LoadOptions& opts) {
+  LoadOptions out = opts;
+  if (!opts.canonical_vars) return out;
+  for (auto& [k, v] : out.vars)
+    if (v.starts_with("/")) v = canonical_path(v);
+  return out;
+}
+
 }  // namespace
 
 std::string format_diagnostic(const Diagnostic& d) {
@@ -934,14 +1098,16 @@ LoadResult load_policy_files(const std::vector<std::string>& files, const LoadOp
     if (auto err = read_whole_file(f, &in.text)) in.read_error = "cannot read: " + *err;
     inputs.push_back(std::move(in));
   }
-  return Loader(opts).load(inputs);
+  LoadOptions o = with_canonical_vars(opts);
+  return Loader(o).load(inputs);
 }
 
 LoadResult load_policy_text(const std::vector<std::pair<std::string, std::string>>& name_and_text,
                             const LoadOptions& opts) {
   std::vector<FileInput> inputs;
   for (const auto& [name, text] : name_and_text) inputs.push_back(FileInput{name, text, {}});
-  return Loader(opts).load(inputs);
+  LoadOptions o = with_canonical_vars(opts);
+  return Loader(o).load(inputs);
 }
 
 }  // namespace cb

@@ -24,8 +24,18 @@ inline bool path_matches(const Rule& r, const Event& ev) {
   // Removing or renaming a directory removes or moves everything below it,
   // so a rule protecting something below applies.  Only a protecting rule
   // (deny, ask): an allow for ~/.cache/x must not allow moving all of ~.
-  bool whole_dir = ev.is_dir && (ev.action == Action::FileDelete || ev.action == Action::FileRename) &&
-                   (r.decision == Decision::Deny || r.decision == Decision::Ask);
+  const bool protective = r.decision == Decision::Deny || r.decision == Decision::Ask;
+  bool whole_dir = ev.is_dir && (ev.action == Action::FileDelete || ev.action == Action::FileRename) && protective;
+  // A rename is judged by both ends: a directory moved to a protected name,
+  // or above one, creates everything below it.  So does a symbolic link
+  // made there (it shows its target's tree under the protected name).
+  std::string_view placed;
+  if (protective && ev.action == Action::FileRename && ev.is_dir && !ev.target.empty()) placed = ev.target;
+  if (protective && ev.action == Action::FileLink && ev.syscall.starts_with("symlink")) placed = ev.path;
+  if (!placed.empty()) {
+    for (const auto& g : r.paths)
+      if (g.match(placed) || g.covers_below(placed)) return true;
+  }
   if (!r.anchor.empty()) {
     // Every match lies at or below the anchor; a directory above it may
     // hold a base (covers_below).  Nothing else can match.
@@ -48,11 +58,12 @@ inline bool path_matches(const Rule& r, const Event& ev) {
   return false;
 }
 
+// By identity (policy/identity.h), never by a name the process chose.
 inline bool process_matches(const Rule& r, const Event& ev) {
   if (!ev.proc) return false;
-  std::string_view exe = basename(ev.proc->exe);
   for (const auto& name : r.processes)
-    if (name == ev.proc->comm || (!exe.empty() && name == exe)) return true;
+    for (const auto& id : ev.proc->names)
+      if (name == id) return true;
   return false;
 }
 

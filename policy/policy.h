@@ -20,6 +20,7 @@
 #include "policy/event.h"
 #include "policy/expr.h"
 #include "policy/glob.h"
+#include "policy/identity.h"
 
 namespace cb {
 
@@ -39,7 +40,7 @@ std::string format_diagnostic(const Diagnostic& d);
 // Which of cottonbox's own rules a rule is: the planner enforces each in a
 // layer of its own (the audit database read-only, the control socket's
 // directory hidden).
-enum class Builtin : uint8_t { None, SelfProtectFiles, SelfProtectControl, Guard };
+enum class Builtin : uint8_t { None, SelfProtectFiles, SelfProtectControl, SelfProtectConfig, Guard };
 
 struct Rule {
   std::string id;
@@ -51,11 +52,12 @@ struct Rule {
   // (NetObject::hosts for an allow rule, NetObject::names otherwise).
   std::vector<HostPattern> hosts;      // empty: any host
   std::vector<PortRange> ports;        // empty: any port
-  std::vector<std::string> processes;  // comm or executable basename; empty: any
+  std::vector<std::string> processes;  // identities (policy/identity.h); empty: any
   std::shared_ptr<const Expr> when;    // null: always
   std::string when_text;
   Decision decision = Decision::Deny;
   std::string message;
+  std::optional<bool> keep;  // `keep: true|false`; unset: the policy's keep scope decides
   SourceLoc loc;
   // cottonbox's own rules: self-protection (first) or guards (last).
   Builtin kind = Builtin::None;
@@ -74,8 +76,22 @@ struct TaintList {
   std::string anchor;  // as Rule::anchor
 };
 
+// Where undo keeps what allowed calls destroy, unless a rule says `keep:`.
+// A policy's top-level `keep:` sets it (`paths`, `except`; items may be
+// @lists); without one, the working directory and $HOME.
+struct KeepScope {
+  std::vector<Glob> paths;
+  std::vector<Glob> except;  // build outputs, caches: regenerated, so never kept
+};
+
+// The file actions after which something that existed may be gone: what
+// the keeper runs before.
+constexpr ActionMask kDestroys = bit(Action::FileWrite) | bit(Action::FileDelete) | bit(Action::FileRename) |
+                                 bit(Action::FileTruncate) | bit(Action::FileAttr);
+
 struct Policy {
   Decision default_decision = Decision::Allow;
+  KeepScope keep;
   // Evaluated in order, first match wins: self-protection, the files' rules in
   // file order, then the guards that deny sys.io_uring, sys.namespace,
   // sys.mount and proc.trace unless an earlier rule allowed them.
@@ -84,6 +100,9 @@ struct Policy {
   std::vector<std::pair<std::string, std::string>> sources;  // each file's name and text, as loaded
   std::map<std::string, std::string> vars;                   // after expansion: CWD, HOME, USER, --var
   std::string hash;                                          // sha256 (hex) of the files and vars
+  // The trusted executables behind every name a rule uses (`process:`,
+  // proc.name, proc.ancestors), stat()ed when the policy loaded.
+  Identities identities;
   // The lists `when:` expressions test with read(@name); bit i of
   // Event::read_taint stands for taints[i].  At most 64.
   std::vector<TaintList> taints;
@@ -92,6 +111,8 @@ struct Policy {
 struct LoadOptions {
   std::map<std::string, std::string> vars;  // CWD, HOME, USER and every --var
   bool add_guards = true;                   // append the builtin guard rules
+  bool resolve_identities = true;           // stat the trusted executables (policy/identity.h)
+  bool canonical_vars = true;               // resolve variables naming paths (base/paths.h canonical_path)
 };
 
 // Loads and compiles one or more policy files: later files' rules follow
@@ -111,6 +132,10 @@ LoadResult load_policy_text(const std::vector<std::pair<std::string, std::string
 struct SelfProtection {
   std::vector<std::string> protected_files;  // audit db (+ -wal/-shm/-journal), policy files
   std::vector<std::string> protected_dirs;   // control socket directories, the tracer's cache
+  // What cottonbox would load next time, existing or not: the user's rules
+  // directory, the default rules, what sets XDG_CONFIG_HOME for later
+  // logins.  Neither created, changed, moved nor removed from a session.
+  std::vector<std::string> config_paths;
 };
 void add_self_protection(Policy& p, const SelfProtection& sp);
 
@@ -123,6 +148,8 @@ void index_rules(Policy& p);
 // a path below it, for deny and ask rules) matches one of its globs, the
 // process matches, and `when` holds.  No rule: the policy's default.
 Verdict decide(const Policy& p, const Event& ev);
+// Whether the keep scope covers `path` (for an action in kDestroys).
+bool in_keep_scope(const KeepScope& k, std::string_view path);
 
 // The taint lists (bits of Event::read_taint) whose patterns match `path`: the
 // supervisor calls it for each file a process reads and keeps the union per

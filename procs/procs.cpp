@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <linux/types.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -86,7 +87,55 @@ std::vector<std::string> split_nul(const std::string& s) {
   return v;
 }
 
-std::shared_ptr<ProcessInfo> ProcessTable::read_info(pid_t tgid) {
+ExeFacts read_exe_facts(pid_t pid) {
+  ExeFacts f;
+  char p[64];
+  snprintf(p, sizeof p, "/proc/%d/exe", pid);
+  struct stat st;
+  if (stat(p, &st) != 0 || !S_ISREG(st.st_mode)) return f;
+  f.id = FileId{static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino),
+                static_cast<int64_t>(st.st_ctim.tv_sec), static_cast<int64_t>(st.st_ctim.tv_nsec)};
+  f.exe = read_link(pid, "exe");
+  f.environ = read_proc_file(pid, "environ", 1 << 20);
+  f.known = !f.exe.empty();
+  return f;
+}
+
+std::string identity_of(const ProcessInfo& p) { return p.names.empty() ? std::string() : p.names.front(); }
+
+ImageKey read_image_key(pid_t pid) {
+  ImageKey k;
+  char p[64];
+  snprintf(p, sizeof p, "/proc/%d/exe", pid);
+  struct stat st;
+  if (stat(p, &st) == 0)
+    k.exe = FileId{static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino),
+                   static_cast<int64_t>(st.st_ctim.tv_sec), static_cast<int64_t>(st.st_ctim.tv_nsec)};
+  // startstack is the 28th field; the 2nd (comm) may hold spaces.
+  std::string stat_text = read_proc_file(pid, "stat", 1024);
+  size_t r = stat_text.rfind(')');
+  if (r == std::string::npos) return k;
+  const char* c = stat_text.c_str() + r + 2;  // field 3
+  for (int field = 3; field < 28 && *c; ++field) {
+    c = strchr(c, ' ');
+    if (!c) return k;
+    ++c;
+  }
+  k.stack = strtoull(c, nullptr, 10);
+  return k;
+}
+
+ImageKey ProcessTable::identify(ProcessInfo& info, pid_t tgid) {
+  info.names.clear();
+  if (!identities || identities->files.empty()) return {};
+  ImageKey key = read_image_key(tgid);
+  info.names = cb::identify(*identities, read_exe_facts(tgid));
+  // The image may have changed between the two reads: then trust nothing.
+  if (!info.names.empty() && read_image_key(tgid) != key) info.names.clear();
+  return key;
+}
+
+std::shared_ptr<ProcessInfo> ProcessTable::read_info(pid_t tgid, ImageKey* key) {
   auto info = std::make_shared<ProcessInfo>();
   info->pid = tgid;
   std::string stat = read_proc_file(tgid, "stat", 1024);
@@ -102,13 +151,17 @@ std::shared_ptr<ProcessInfo> ProcessTable::read_info(pid_t tgid) {
   info->cwd = read_link(tgid, "cwd");
   std::string status = read_proc_file(tgid, "status", 8192);
   info->uid = static_cast<uint32_t>(strtoul(status_field(status, "Uid").c_str(), nullptr, 10));
+  ImageKey k = identify(*info, tgid);
+  if (key) *key = k;
   return info;
 }
 
 ProcessEntry* ProcessTable::create(pid_t tgid) {
-  auto info = read_info(tgid);
+  ImageKey key;
+  auto info = read_info(tgid, &key);
   if (!info) return nullptr;
   ProcessEntry e;
+  e.image = key;
   e.started_ns = realtime_ns();
   e.pidfd.reset(static_cast<int>(syscall(SYS_pidfd_open, tgid, 0)));
   if (!e.pidfd) return nullptr;  // gone already
@@ -118,7 +171,7 @@ ProcessEntry* ProcessTable::create(pid_t tgid) {
     if (ProcessEntry* parent = by_tgid(info->ppid)) {
       e.parent_proc_id = parent->info->proc_id;
       info->ancestors.reserve(parent->info->ancestors.size() + 1);
-      info->ancestors.push_back(parent->info->comm);
+      info->ancestors.push_back(identity_of(*parent->info));
       info->ancestors.insert(info->ancestors.end(), parent->info->ancestors.begin(), parent->info->ancestors.end());
     }
   }
@@ -132,8 +185,10 @@ ProcessEntry* ProcessTable::create(pid_t tgid) {
 }
 
 void ProcessTable::refresh(ProcessEntry& e, pid_t tgid) {
-  auto info = read_info(tgid);
+  ImageKey key;
+  auto info = read_info(tgid, &key);
   if (!info) return;
+  e.image = key;
   info->proc_id = e.info->proc_id;
   info->ancestors = e.info->ancestors;  // exec keeps the parent
   e.info = std::move(info);
@@ -144,8 +199,11 @@ void ProcessTable::refresh(ProcessEntry& e, pid_t tgid) {
 ProcessEntry* ProcessTable::by_tgid(pid_t tgid) {
   auto it = procs_.find(tgid);
   if (it != procs_.end()) {
-    if (it->second.exec_pending) refresh(it->second, tgid);
-    return &it->second;
+    ProcessEntry& e = it->second;
+    // An identity holds for the image it was given to only: an exec not
+    // yet reported (the tracer's record may still be on its way) ends it.
+    if (e.exec_pending || (!e.info->names.empty() && read_image_key(tgid) != e.image)) refresh(e, tgid);
+    return &e;
   }
   return create(tgid);
 }
@@ -271,16 +329,19 @@ void ProcessTable::fork_record(pid_t parent, pid_t child, int64_t ts_ns) {
   // A fork copies the parent's image: no need to read /proc (the child may
   // already have exec'd or exited by now).
   auto info = std::make_shared<ProcessInfo>();
+  ImageKey key;
   if (pe) {
     *info = *pe->info;
-    info->ancestors.insert(info->ancestors.begin(), pe->info->comm);
-  } else if (auto fresh = read_info(child)) {
+    info->ancestors.insert(info->ancestors.begin(), identity_of(*pe->info));
+    key = pe->image;
+  } else if (auto fresh = read_info(child, &key)) {
     info = fresh;
   }
   info->pid = child;
   info->ppid = parent;
   info->proc_id = next_id_++;
   ProcessEntry e;
+  e.image = key;
   e.started_ns = ts_ns;
   e.parent_proc_id = pe ? pe->info->proc_id : 0;
   e.pidfd.reset(static_cast<int>(syscall(SYS_pidfd_open, child, 0)));
@@ -306,6 +367,7 @@ void ProcessTable::exec_record(pid_t pid, const std::string& exe, const std::vec
     std::string base = exe.substr(exe.rfind('/') + 1);
     info->comm = base.substr(0, 15);
   }
+  e->image = identify(*info, pid);
   e->info = std::move(info);
   e->exec_pending = false;
   e->creds.clear();
@@ -336,6 +398,27 @@ void ProcessTable::cwd_record(pid_t pid, const std::string& cwd) {
 
 void ProcessTable::invalidate_fs(pid_t tgid) {
   if (auto it = procs_.find(tgid); it != procs_.end()) it->second.fs.clear();
+}
+
+uint64_t ProcessTable::tree_of(uint64_t proc_id) const {
+  for (int depth = 0; proc_id && depth < 4096; ++depth) {
+    auto it = parent_of_.find(proc_id);
+    if (it == parent_of_.end() || it->second == 0) return proc_id;  // the first process
+    auto up = parent_of_.find(it->second);
+    if (up == parent_of_.end() || up->second == 0) return proc_id;  // a child of it
+    proc_id = it->second;
+  }
+  return proc_id;
+}
+
+uint32_t ProcessTable::tree_deletes(uint64_t proc_id) const {
+  auto it = tree_deletes_.find(tree_of(proc_id));
+  return it == tree_deletes_.end() ? 0 : it->second;
+}
+
+void ProcessTable::count_deletes(uint64_t proc_id, uint32_t tree, uint32_t session) {
+  session_deletes_ += session;
+  if (tree) tree_deletes_[tree_of(proc_id)] += tree;
 }
 
 bool ProcessTable::in_tree(uint64_t proc_id, uint64_t ancestor) const {

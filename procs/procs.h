@@ -18,6 +18,7 @@
 
 #include "base/fd.h"
 #include "policy/event.h"
+#include "policy/identity.h"
 #include "procs/fs_cache.h"
 
 namespace cb {
@@ -32,8 +33,20 @@ struct Creds {
   bool valid = false;
 };
 
+// One process image: its executable and where exec put its stack (random
+// per exec).  A process keeps its identity only while its image is the one
+// identified: a forked child of git that execs something else must not
+// act as git before the exec is seen.
+struct ImageKey {
+  FileId exe;
+  uint64_t stack = 0;
+  bool operator==(const ImageKey&) const = default;
+};
+ImageKey read_image_key(pid_t pid);
+
 struct ProcessEntry {
   std::shared_ptr<const ProcessInfo> info;
+  ImageKey image;             // of the image info->names were given to
   UniqueFd pidfd;             // readable when the process exits
   bool exec_pending = false;  // an exec was let through: refresh on next use
   uint32_t deletes = 0;       // file.delete events so far (rules can test proc.deletes)
@@ -54,6 +67,10 @@ class ProcessTable {
   std::function<void(const ProcessEntry&)> on_new;
   std::function<void(const ProcessEntry&, int status, int signal)> on_exit;
   std::function<void(const ProcessEntry&)> on_exec;
+  // The policy's trusted executables: each process image's identity
+  // (ProcessInfo::names) is looked up here.  Null: no process has one.
+  const Identities* identities = nullptr;
+
   // Registers pidfds for exit notification (the supervisor's epoll).
   std::function<void(int pidfd, pid_t tgid)> watch;
   std::function<void(int pidfd)> unwatch;
@@ -92,6 +109,15 @@ class ProcessTable {
   // fs may have too.
   void invalidate_fs(pid_t tgid);
 
+  // Deletions per command tree (a child of the session's first process with
+  // everything below it; the first process is a tree of its own): all of
+  // them, like proc.deletes; and in the whole session, those the policy
+  // guards (policy/counts.h).
+  uint64_t tree_of(uint64_t proc_id) const;
+  uint32_t tree_deletes(uint64_t proc_id) const;
+  uint32_t session_deletes() const { return session_deletes_; }
+  void count_deletes(uint64_t proc_id, uint32_t tree, uint32_t session);
+
   // True when `proc_id` is `ancestor` or descends from it.
   bool in_tree(uint64_t proc_id, uint64_t ancestor) const;
 
@@ -101,14 +127,17 @@ class ProcessTable {
  private:
   ProcessEntry* create(pid_t tgid);
   void refresh(ProcessEntry& e, pid_t tgid);
-  std::shared_ptr<ProcessInfo> read_info(pid_t tgid);
+  std::shared_ptr<ProcessInfo> read_info(pid_t tgid, ImageKey* key);
+  ImageKey identify(ProcessInfo& info, pid_t tgid);
 
   pid_t root_pid_;
   uint64_t next_id_ = 1;
   std::unordered_map<pid_t, ProcessEntry> procs_;  // by tgid
   std::unordered_map<pid_t, pid_t> tgid_of_;       // tid -> tgid, for threads
   Creds unknown_creds_;
-  std::unordered_map<uint64_t, uint64_t> parent_of_;  // proc_id -> parent proc_id, kept after exit
+  std::unordered_map<uint64_t, uint64_t> parent_of_;     // proc_id -> parent proc_id, kept after exit
+  std::unordered_map<uint64_t, uint32_t> tree_deletes_;  // by tree_of()
+  uint32_t session_deletes_ = 0;
   struct Zombie {
     ProcessEntry entry;
     int64_t since_ns;
@@ -120,5 +149,11 @@ class ProcessTable {
 // /proc readers shared with the eBPF side.
 std::string read_proc_file(pid_t pid, const char* name, size_t max = 65536);
 std::vector<std::string> split_nul(const std::string& s);
+// What identify() needs of a process image, read from /proc: the file the
+// kernel runs (stat of /proc/PID/exe, which follows the kernel's own
+// reference, not a path) and the environment it was started with.
+ExeFacts read_exe_facts(pid_t pid);
+// The identity an ancestor list records for `p`: its first name, or "".
+std::string identity_of(const ProcessInfo& p);
 
 }  // namespace cb

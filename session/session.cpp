@@ -20,6 +20,7 @@
 #include "ask/gui_client.h"
 #include "db/store.h"
 #include "host/features.h"
+#include "keep/keeper.h"
 #include "launch/launch.h"
 #include "plan/plan.h"
 #include "supervisor/supervisor.h"
@@ -33,11 +34,13 @@
 namespace cb {
 namespace {
 
+// The real path: what the supervisor sees when a process names it through
+// a symbolic link, and what self-protection must name.
 std::string absolute(const std::string& p) {
-  if (p.empty() || p[0] == '/') return p;
+  if (p.empty() || p[0] == '/') return canonical_path(p);
   char cwd[PATH_MAX];
   if (!getcwd(cwd, sizeof cwd)) return p;
-  return std::string(cwd) + "/" + p;
+  return canonical_path(std::string(cwd) + "/" + p);
 }
 
 std::string getenv_or(const char* k, const std::string& d) {
@@ -125,6 +128,22 @@ std::string default_policy_path() { return rules_dir() + "/default.yaml"; }
 
 std::string user_rules_path() {
   return getenv_or("XDG_CONFIG_HOME", home_dir() + "/.config") + "/cottonbox/rules.yaml";
+}
+
+std::vector<std::string> config_paths() {
+  std::string home = home_dir();
+  std::string user_dir = user_rules_path();
+  user_dir.resize(user_dir.rfind('/'));
+  // Not ~/.pam_environment: Debian's pam_env no longer reads it
+  // (user_readenv=0), and a file cannot be a read-only tree.
+  std::vector<std::string> v = {user_dir, home + "/.config/cottonbox", home + "/.config/environment.d", rules_dir()};
+  std::vector<std::string> out;
+  for (auto& p : v) {
+    std::string c = canonical_path(absolute(p));
+    if (c.empty() || c == "/" || std::find(out.begin(), out.end(), c) != out.end()) continue;
+    out.push_back(std::move(c));
+  }
+  return out;
 }
 
 std::vector<std::string> default_policy_files() {
@@ -227,10 +246,27 @@ int run_session(const RunOptions& o) {
   if (tracer_f.valid()) mkdir(core_btf_dir().c_str(), 0755);
   if (struct stat st; stat(core_btf_dir().c_str(), &st) == 0 && S_ISDIR(st.st_mode)) hidden.push_back(core_btf_dir());
 
+  // The keep store sits beside the audit database.  It exists before the
+  // session is planned so that the session cannot see it (hidden like the
+  // control socket's directory) nor change it (the builtin rule): what
+  // undo needs is out of the agent's reach.
+  std::string keep_dir;
+  std::string no_keep_why;
+  if (!o.no_keep && !o.observe) {
+    std::string dir = keep::Store::dir_beside(db_path);
+    if (auto store = keep::Store::open(dir, true)) {
+      keep_dir = dir;
+      hidden.push_back(dir);
+    } else {
+      no_keep_why = "nothing is kept for undo: " + store.error().message;
+    }
+  }
+
   SelfProtection sp;
   for (const char* suffix : {"", "-wal", "-shm", "-journal"}) sp.protected_files.push_back(db_path + suffix);
   for (auto& f : files) sp.protected_files.push_back(f);
   sp.protected_dirs = hidden;
+  sp.config_paths = config_paths();
   add_self_protection(*policy, sp);
 
   // An empty read-only file to bind over raw disk nodes in the session;
@@ -246,6 +282,7 @@ int run_session(const RunOptions& o) {
   pin.hidden_dirs = hidden;
   pin.blocker_file = blocker;
   pin.observe = o.observe;
+  pin.keep = !keep_dir.empty();
   pin.inherited = inherited_files();
   int abi = fake_missing("landlock") ? 0 : landlock_abi();
   char cwd[PATH_MAX];
@@ -375,6 +412,25 @@ int run_session(const RunOptions& o) {
 
   if (!ebpf_missing.empty())
     degrade(ebpf_missing + "; running seccomp-only (actions no rule decides are not recorded)");
+  // The session's keeper, finished on every way out: its journal says what
+  // the session left, and the store is made durable.
+  struct KeeperOwner {
+    std::unique_ptr<keep::Keeper> keeper;
+    Result<Ok> finish() {
+      if (!keeper) return Ok{};
+      auto r = keeper->finish();
+      keeper.reset();
+      return r;
+    }
+    ~KeeperOwner() { (void)finish(); }
+  } keeping;
+  if (!keep_dir.empty()) {
+    if (auto k = keep::Keeper::open(keep_dir, ss.uuid))
+      keeping.keeper = std::move(*k);
+    else
+      no_keep_why = "nothing is kept for undo: " + k.error().message;
+  }
+  if (!no_keep_why.empty()) degrade(no_keep_why);
   if (!want_seccomp && !ebpf_possible) {
     std::cerr << "cottonbox: --tracer ebpf needs the eBPF tracer, which is not available here\n";
     return 125;
@@ -478,6 +534,8 @@ int run_session(const RunOptions& o) {
   so.tracer = tracer ? &*tracer : nullptr;
   so.execs_notified = plan.filter.has(Gate::Execs);
   so.kernel_carried = plan.kernel_carried;
+  so.keeper = keeping.keeper.get();
+  so.started_ns = ss.started_ns;
   Supervisor sup(std::move(so), std::move(*started), std::move(sinks));
   end_on_exit.armed = false;  // from here the session's own end is recorded
   SessionOutcome out;
@@ -493,6 +551,13 @@ int run_session(const RunOptions& o) {
     out.exit_status = 125;
   }
   links.reset();
+  if (keeping.keeper) {
+    keep::KeeperStats ks = keeping.keeper->stats();
+    if (ks.not_kept)
+      store.degraded(std::to_string(ks.not_kept) +
+                     " changes could not be kept for undo (`cottonbox changes` says which and why)");
+    if (auto kf = keeping.finish(); !kf) degrade("the keep store could not be completed: " + kf.error().message);
+  }
   if (gui)
     gui->session_end(
         SessionEnd{realtime_ns(), out.exit_status < 0 ? 125 : out.exit_status, out.exit_signal, final_state});

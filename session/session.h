@@ -24,6 +24,7 @@ struct RunOptions {
   std::map<std::string, std::string> vars;  // --var NAME=VALUE
   std::string name;                         // --name LABEL
   bool quiet = false;                       // no notes on stderr
+  bool no_keep = false;                     // --no-keep: nothing is kept for undo
 };
 
 // Runs the session; returns the exit status `cottonbox run` exits with.
@@ -35,6 +36,10 @@ std::string rules_dir();
 std::string default_policy_path();
 // The user's own rules ("allow/deny always" answers): loaded first by default.
 std::string user_rules_path();
+// Everything cottonbox would load next time, existing or not (the user's
+// rules directory, the shipped rules, what sets XDG_CONFIG_HOME for later
+// logins), as real paths: a session may not touch them.
+std::vector<std::string> config_paths();
 
 // Loads policy files with CWD/HOME/USER and --var; on error prints every
 // diagnostic to stderr and returns nullopt.

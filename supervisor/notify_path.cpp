@@ -11,6 +11,7 @@
 
 #include "base/paths.h"
 #include "notify/carry.h"
+#include "policy/counts.h"
 #include "policy/explain.h"
 #include "procs/creds.h"
 #include "proto/explain_json.h"
@@ -54,7 +55,8 @@ NotifyPath::NotifyPath(const SupervisorOptions& opts, pid_t init_pid, Listener& 
       asks_(
           opts.asker, opts.ask_timeout, realtime_ns,
           [this](uint64_t proc_id, uint64_t ancestor) { return procs_.in_tree(proc_id, ancestor); },
-          [this](Pending& p, bool allow, const ApprovalRow& a) { resolve_asked(p, allow, a); }) {}
+          [this](Pending& p, bool allow, const ApprovalRow& a) { resolve_asked(p, allow, a); }),
+      keep_(opts.keeper, opts.started_ns) {}
 
 struct Judgement {
   Verdict verdict;
@@ -86,8 +88,29 @@ NotifyPath::Judgement NotifyPath::judge(const Classified& c, ProcessEntry* pe, c
   for (size_t i = 0; i < c.facets.size(); ++i) {
     const Facet& f = c.facets[i];
     Event ev = facet_event(call, c, f, pe);
-    ev.proc_deletes = pe ? pe->deletes + (f.action == Action::FileDelete ? 1 : 0) : 0;
+    bool del = f.action == Action::FileDelete;
+    ev.proc_deletes = pe ? pe->deletes + del : 0;
+    ev.tree_deletes = pe ? procs_.tree_deletes(pe->info->proc_id) + del : 0;
+    ev.session_deletes = procs_.session_deletes() + del;
     Verdict v = decide(*opts_.policy, ev);
+    // Counts follow the data (policy/counts.h).
+    bool prepared = false, guarded = false;
+    if (auto d = prepared_delete(*opts_.policy, ev)) {
+      Verdict dv = decide(*opts_.policy, *d);
+      if (severity(dv.decision) > severity(v.decision)) {
+        dv.message += dv.message.empty() ? "" : " ";
+        dv.message += "(a rename out of where deleting is guarded counts as the deletion)";
+        v = std::move(dv);
+      }
+      prepared = true;
+    } else if (del && pe) {
+      guarded = guarded_delete(*opts_.policy, ev, ev.path, ev.is_dir);
+    }
+    if (pe && (v.decision == Decision::Allow || v.decision == Decision::Log)) {
+      j.tree_counted += del || prepared;
+      j.session_counted += guarded || prepared;
+    }
+    if (v.keep && i < 32) j.keep |= uint32_t{1} << i;
     int s = severity(v.decision);
     if (s > worst) {
       worst = s;
@@ -191,8 +214,10 @@ void NotifyPath::on_notification() {
     for (const auto& [alias, tree] : opts_.mount_aliases)
       if (path_within(f.path, alias)) f.aliases.push_back(tree + f.path.substr(alias.size()));
   Judgement j = judge(c, pe, call);
+  c.keep = j.keep;
   for (const Facet& f : c.facets)
     if (f.action == Action::FileDelete && pe) ++pe->deletes;
+  if (pe) procs_.count_deletes(pe->info->proc_id, j.tree_counted, j.session_counted);
   EventRow row = make_row(call, c, pe, j);
 
   Decision d = j.verdict.decision;
@@ -291,6 +316,7 @@ std::optional<EventRow> NotifyPath::short_way_row(const Call& call, ProcessEntry
   c.facets.push_back(std::move(f));
   Judgement j = judge(c, pe, call);
   if (j.verdict.decision != Decision::Allow && j.verdict.decision != Decision::Log) return std::nullopt;
+  if (j.keep && keep_.on()) return std::nullopt;  // only the long way keeps
   EventRow row = make_row(call, c, pe, j);
   row.allowed = true;
   row.result_errno = -1;  // the kernel's, after this answer
@@ -313,6 +339,16 @@ void NotifyPath::finish(const Call& call, Classified& c, EventRow& row, bool all
     rec_.degraded("io_uring allowed by rule " + row.verdict.rule_id +
                   ": its operations do not pass through the supervisor");
   if (c.exec && pe) procs_.mark_exec(pe->info->pid);
+  if (keep_.on() && c.keep && !opts_.observe) {
+    // Before the call goes ahead, on the objects it will act on; what
+    // could not be kept is said in the row, never silently.
+    std::string why = keep_.before(c, pe ? pe->info->proc_id : 0, row.seq, row.ev.ts_ns, creds);
+    if (!why.empty()) {
+      ++outcome_.not_kept;
+      std::string m = "not kept for undo: " + why;
+      row.verdict.message = row.verdict.message.empty() ? m : row.verdict.message + " (" + m + ")";
+    }
+  }
   if (kernel_carries(call, c)) {
     c.op = Operation{};
     c.op.kind = OpKind::Continue;
@@ -383,6 +419,7 @@ void NotifyPath::foreign_abi_denied(const ProcessEntry& e, int64_t ts) {
 // open_by_handle_at, which reaches a file past every mount.
 bool NotifyPath::kernel_carries(const Call& call, const Classified& c) const {
   if (!opts_.kernel_carried || call.nr == __NR_open_by_handle_at) return false;
+  if (c.keep && keep_.on()) return false;  // kept on the objects the supervisor acts on
   switch (c.op.kind) {
     case OpKind::Open:
     case OpKind::Unlink:
@@ -439,6 +476,9 @@ void NotifyPath::explain_ask(const Pending& p, ProcessEntry* pe, AskRequest& r) 
   for (const Facet& f : p.cls.facets) {
     Event ev = facet_event(p.call, p.cls, f, pe);
     ev.proc_deletes = pe ? before + (f.action == Action::FileDelete ? 1 : 0) : 0;
+    ev.tree_deletes = pe ? procs_.tree_deletes(pe->info->proc_id) + (f.action == Action::FileDelete) : 0;
+    ev.session_deletes = procs_.session_deletes() + (f.action == Action::FileDelete);
+    if (auto d = prepared_delete(*opts_.policy, ev)) ev = std::move(*d);
     Explanation x = explain(*opts_.policy, ev);
     if (x.verdict.decision != p.row.verdict.decision || x.verdict.rule_id != p.row.verdict.rule_id) continue;
     std::string layer = x.verdict.builtin ? "builtin" : "notify";

@@ -16,6 +16,7 @@
 #include "procs/procs.h"
 #include "supervisor/ask_broker.h"
 #include "supervisor/host_view.h"
+#include "supervisor/keep_calls.h"
 #include "supervisor/pending.h"
 #include "supervisor/recorder.h"
 #include "supervisor/supervisor.h"
@@ -45,6 +46,11 @@ class NotifyPath {
   struct Judgement {
     Verdict verdict;
     size_t facet = 0;
+    // Allowed deletions for tree.deletes (all, and renames that prepare one)
+    // and session.deletes (those the policy guards) (policy/counts.h).
+    uint32_t tree_counted = 0;
+    uint32_t session_counted = 0;
+    uint32_t keep = 0;  // facets whose verdict keeps (Classified::keep)
   };
   Judgement judge(const Classified& c, ProcessEntry* pe, const Call& call);
   EventRow make_row(const Call& call, const Classified& c, ProcessEntry* pe, const Judgement& j);
@@ -70,6 +76,7 @@ class NotifyPath {
   HostView host_view_;
   Workers workers_;
   AskBroker asks_;
+  KeepCalls keep_;
   uint64_t name_gen_ = 0;       // bumped whenever a directory is renamed
   WritableDirs writable_dirs_;  // for creates the kernel may carry out (notify/carry.h)
   bool fs_shared_ = false;      // some process shares its fs_struct: no root/cwd caching

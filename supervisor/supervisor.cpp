@@ -78,7 +78,9 @@ struct Supervisor::Impl {
         procs(launched.init_pid),
         rec(std::move(s)),
         trace(opts, procs, rec),
-        notify(opts, launched.init_pid, listener, procs, rec, trace, outcome) {}
+        notify(opts, launched.init_pid, listener, procs, rec, trace, outcome) {
+    if (opts.policy) procs.identities = &opts.policy->identities;
+  }
 
   void watch(int fd, uint64_t tag) {
     epoll_event ev{};

@@ -32,6 +32,9 @@
 namespace cb {
 
 class EbpfTracer;
+namespace keep {
+class Keeper;
+}
 
 struct SupervisorOptions {
   const Policy* policy = nullptr;
@@ -47,6 +50,8 @@ struct SupervisorOptions {
   bool execs_notified = true;        // the supervisor records proc.exec itself
   ActionMask kernel_carried = 0;     // allowed file actions the kernel may run (Plan::kernel_carried)
   std::vector<std::pair<std::string, std::string>> mount_aliases;  // (other name, protected tree), Plan::alias_of
+  keep::Keeper* keeper = nullptr;  // keeps what allowed calls destroy (null: --no-keep, or none could open)
+  int64_t started_ns = 0;          // the session's start: what was born since, the session made
 };
 
 struct SessionOutcome {
@@ -56,6 +61,7 @@ struct SessionOutcome {
   uint64_t notifications = 0;
   uint64_t kernel_carried = 0;  // of them, let through at once (carry.h)
   uint64_t denials = 0;
+  uint64_t not_kept = 0;  // calls some of whose destroyed content could not be kept for undo
 };
 
 class Supervisor {

@@ -79,6 +79,42 @@ TEST(Plan, AnExistingTreeBecomesAReadOnlyMountThatTheKernelEnforces) {
   EXPECT_FALSE(plan.kernel_carried & bit(Action::FileRename));
 }
 
+TEST(Plan, KeepingKeepsWhatDestroysWithTheSupervisor) {
+  Policy p = load(kProtectTree);
+  PlanInput in = session();
+  in.keep = true;
+  in.hidden_dirs = {"/var/lib/cb/keep"};
+  HostFacts h = host_with_dir("/srv/fixture");
+  h.paths["/var/lib/cb/keep"] = {true, true};
+  Plan plan = make_plan(p, in, h);
+  // The tree is still the mount's, and the store is hidden in the session.
+  EXPECT_EQ(layer_of(plan, "protect")->layer, Enforcement::Mount);
+  EXPECT_TRUE(has_mount(plan, MountKind::HideDir, "/var/lib/cb/keep"));
+  // Only the supervisor can keep before the call goes ahead: nothing that
+  // destroys is left to the kernel, and every such call is notified.
+  for (Action a : {Action::FileWrite, Action::FileTruncate, Action::FileDelete, Action::FileRename, Action::FileAttr})
+    EXPECT_FALSE(plan.kernel_carried & bit(a)) << action_name(a);
+  EXPECT_TRUE(plan.kernel_carried & bit(Action::FileCreate)) << "creates keep nothing: the kernel may carry them";
+  for (Gate g : {Gate::WriteOpens, Gate::Deletes, Gate::Renames, Gate::Truncates, Gate::Attrs})
+    EXPECT_TRUE(plan.filter.has(g));
+
+  // Without keeping, the same plan leaves all of them to the kernel and the
+  // filter lets them pass.
+  in.keep = false;
+  Plan off = make_plan(p, in, h);
+  EXPECT_TRUE(off.kernel_carried & bit(Action::FileDelete));
+  EXPECT_TRUE(off.kernel_carried & bit(Action::FileWrite));
+  EXPECT_FALSE(off.filter.has(Gate::Deletes));
+
+  // Nowhere to keep (no scope, no rule that keeps): as without keeping.
+  Policy none = load(kProtectTree);
+  none.keep.paths.clear();
+  in.keep = true;
+  Plan nowhere = make_plan(none, in, h);
+  EXPECT_TRUE(nowhere.kernel_carried & bit(Action::FileDelete));
+  EXPECT_FALSE(nowhere.filter.has(Gate::Deletes));
+}
+
 TEST(Plan, AMissingTreeIsLeftToTheSupervisorAndSaysSo) {
   Policy p = load(kProtectTree);
   HostFacts h;  // /srv/fixture does not exist

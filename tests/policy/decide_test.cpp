@@ -30,6 +30,8 @@ Policy load(const std::string& text, bool guards = true) {
 std::shared_ptr<ProcessInfo> proc(std::string comm, std::string exe = "", std::vector<std::string> ancestors = {}) {
   auto p = std::make_shared<ProcessInfo>();
   p->pid = 100;
+  // A plain struct for a real program: its identity is its name.
+  p->names = {comm};
   p->comm = std::move(comm);
   p->exe = std::move(exe);
   p->ancestors = std::move(ancestors);
@@ -68,7 +70,37 @@ rules:
   EXPECT_EQ(decide(p, ev(Action::ProcExec, "/bin/ls")).decision, Decision::Ask);
 }
 
-TEST(Decide, ProcessListsMatchCommOrExecutableBasename) {
+TEST(Decide, KeepFromTheRuleElseTheScope) {
+  Policy p = load(R"(version: 1
+keep:
+  except: ["**/build/**"]
+rules:
+  - {id: scratch, action: file.delete, path: /home/u/p/scratch/**, decision: allow, keep: false}
+  - {id: etc, action: file.mutate, path: /etc/**, decision: allow, keep: true}
+  - {id: no-secrets, action: file.delete, path: /home/u/p/secret, decision: deny}
+)");
+  // The scope: CWD and HOME by default, less `except`.
+  EXPECT_TRUE(decide(p, ev(Action::FileDelete, "/home/u/p/src/a.c")).keep);
+  EXPECT_TRUE(decide(p, ev(Action::FileTruncate, "/home/u/notes")).keep);
+  EXPECT_TRUE(decide(p, ev(Action::FileAttr, "/home/u/p/run.sh")).keep);
+  EXPECT_TRUE(decide(p, ev(Action::FileRename, "/home/u/p/a")).keep);
+  EXPECT_TRUE(decide(p, ev(Action::FileWrite, "/home/u/p/a")).keep);
+  EXPECT_FALSE(decide(p, ev(Action::FileDelete, "/home/u/p/build/a.o")).keep);
+  EXPECT_FALSE(decide(p, ev(Action::FileDelete, "/var/tmp/x")).keep);
+  // Nothing is destroyed by these.
+  EXPECT_FALSE(decide(p, ev(Action::FileCreate, "/home/u/p/new")).keep);
+  EXPECT_FALSE(decide(p, ev(Action::FileRead, "/home/u/p/a")).keep);
+  EXPECT_FALSE(decide(p, ev(Action::FileLink, "/home/u/p/a")).keep);
+  EXPECT_FALSE(decide(p, ev(Action::ProcExec, "/home/u/p/a.out")).keep);
+  // A rule's `keep:` wins over the scope, either way.
+  EXPECT_FALSE(decide(p, ev(Action::FileDelete, "/home/u/p/scratch/x")).keep);
+  EXPECT_TRUE(decide(p, ev(Action::FileWrite, "/etc/hosts")).keep);
+  EXPECT_FALSE(decide(p, ev(Action::FileCreate, "/etc/new")).keep);
+  // A rule without `keep:` leaves it to the scope.
+  EXPECT_TRUE(decide(p, ev(Action::FileDelete, "/home/u/p/secret")).keep);
+}
+
+TEST(Decide, ProcessListsMatchIdentitiesNotNames) {
   Policy p = load(R"(version: 1
 lists:
   archivers: [tar, zip, git-remote-https]
@@ -76,11 +108,13 @@ rules:
   - {id: a, action: file.delete, process: '@archivers', decision: deny}
 )");
   EXPECT_EQ(decide(p, ev(Action::FileDelete, "/x", proc("tar"))).decision, Decision::Deny);
-  EXPECT_EQ(decide(p, ev(Action::FileDelete, "/x", proc("python3", "/usr/bin/zip"))).decision, Decision::Deny);
-  // comm is cut to 15 bytes; the executable's name is not.
-  EXPECT_EQ(
-      decide(p, ev(Action::FileDelete, "/x", proc("git-remote-http", "/usr/lib/git-core/git-remote-https"))).decision,
-      Decision::Deny);
+  auto zip = proc("python3", "/usr/bin/python3");
+  zip->names = {"zip"};
+  EXPECT_EQ(decide(p, ev(Action::FileDelete, "/x", zip)).decision, Decision::Deny);
+  // Named tar by its command name or its executable's name, but no identity.
+  auto named = proc("tar", "/tmp/bin/tar");
+  named->names.clear();
+  EXPECT_EQ(decide(p, ev(Action::FileDelete, "/x", named)).decision, Decision::Allow);
   EXPECT_EQ(decide(p, ev(Action::FileDelete, "/x", proc("rm", "/usr/bin/rm"))).decision, Decision::Allow);
   EXPECT_EQ(decide(p, ev(Action::FileDelete, "/x", nullptr)).decision, Decision::Allow);
   EXPECT_EQ(decide(p, ev(Action::FileDelete, "/x", proc("tarx", "/bin/tarx"))).decision, Decision::Allow);
@@ -103,6 +137,37 @@ rules:
   e.proc_deletes = 5000;
   e.path = "/home/u/p/build/a.o";
   EXPECT_EQ(decide(p, e).decision, Decision::Allow);
+}
+
+// A directory renamed to (or above) a protected name, or a symbolic link
+// made there, creates everything below it: judged by that end too.
+TEST(Decide, RenamesAndSymlinksAreJudgedWhereTheyLand) {
+  Policy p = load(R"(version: 1
+rules:
+  - {id: git-config, action: file.mutate, path: ["${HOME}/.config/git/**"], decision: deny}
+)");
+  Event e = ev(Action::FileRename, "/tmp/prepared");
+  e.target = "/home/u/.config";
+  e.is_dir = true;
+  EXPECT_EQ(decide(p, e).rule_id, "git-config");
+  e.target = "/home/u/.config/git";
+  EXPECT_EQ(decide(p, e).rule_id, "git-config");
+  e.target = "/home/u/.config/other";
+  EXPECT_EQ(decide(p, e).rule_id, "");
+  // A file renamed there is judged by the create of its new name (its own facet).
+  e.target = "/home/u/.config";
+  e.is_dir = false;
+  EXPECT_EQ(decide(p, e).rule_id, "");
+  Event link = ev(Action::FileLink, "/home/u/.config");
+  link.syscall = "symlinkat";
+  link.target = "/tmp/prepared";
+  EXPECT_EQ(decide(p, link).rule_id, "git-config");
+  link.path = "/home/u/proj/build/link";
+  EXPECT_EQ(decide(p, link).rule_id, "");
+  // A hard link names one file: judged by its own name only.
+  Event hard = ev(Action::FileLink, "/home/u/.config");
+  hard.syscall = "linkat";
+  EXPECT_EQ(decide(p, hard).rule_id, "");
 }
 
 TEST(Decide, AliasesMatch) {

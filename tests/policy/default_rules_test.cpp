@@ -28,8 +28,9 @@ class DefaultRules : public ::testing::Test {
 
   static std::shared_ptr<ProcessInfo> proc(std::string comm, std::string exe,
                                            std::vector<std::string> ancestors = {"bash", "claude"},
-                                           std::vector<std::string> argv = {}) {
+                                           std::vector<std::string> argv = {}, std::vector<std::string> names = {}) {
     auto p = std::make_shared<ProcessInfo>();
+    p->names = std::move(names);
     p->pid = 1234;
     p->uid = 1000;
     p->comm = std::move(comm);
@@ -41,7 +42,7 @@ class DefaultRules : public ::testing::Test {
   }
   static std::shared_ptr<ProcessInfo> rm() { return proc("rm", "/usr/bin/rm"); }
   static std::shared_ptr<ProcessInfo> git(std::vector<std::string> argv = {"git", "commit"}) {
-    return proc("git", "/usr/bin/git", {"bash", "claude"}, std::move(argv));
+    return proc("git", "/usr/bin/git", {"", ""}, std::move(argv), {"git"});
   }
   static std::shared_ptr<ProcessInfo> python() { return proc("python3", "/usr/bin/python3.11"); }
 
@@ -50,8 +51,9 @@ class DefaultRules : public ::testing::Test {
     Event e;
     e.action = a;
     e.path = path;
+    e.syscall = a == Action::FileCreate && is_dir ? "mkdirat" : "";
     e.proc = std::move(p);
-    e.proc_deletes = deletes;
+    e.proc_deletes = e.tree_deletes = deletes;
     e.is_dir = is_dir;
     return decide(*policy_, e);
   }
@@ -91,9 +93,8 @@ TEST_F(DefaultRules, NormalWorkflowIsSilent) {
     uint32_t deletes = 1;
     bool is_dir = false;
   };
-  auto hook = proc("python3", "/usr/bin/python3", {"sh", "git", "bash", "claude"});
-  auto remote = proc("git-remote-http", "/usr/lib/git-core/git-remote-https", {"git", "bash"});
-  auto cargo = proc("cargo", "/home/u/.cargo/bin/cargo");
+  auto remote = proc("git-remote-http", "/usr/lib/git-core/git-remote-https", {"git", ""}, {}, {"git"});
+  auto cargo = proc("cargo", "/home/u/.cargo/bin/cargo", {"", ""}, {}, {"cargo"});
   auto claude = proc("claude", "/home/u/.local/share/claude/versions/1.0/claude", {"bash"});
   std::vector<Case> cases = {
       // git
@@ -104,13 +105,17 @@ TEST_F(DefaultRules, NormalWorkflowIsSilent) {
       {Action::FileDelete, kCwd + "/.git/objects/ab/cdef", git({"git", "gc"}), 5000},
       {Action::FileDelete, kCwd + "/src/old.c", git({"git", "checkout", "other"}), 800},
       {Action::FileDelete, kCwd + "/src/old.c", git({"git", "rebase", "main"}), 800},
-      {Action::FileWrite, kCwd + "/.git/COMMIT_EDITMSG", proc("vim", "/usr/bin/vim.basic", {"git", "bash"})},
-      {Action::FileWrite, kCwd + "/.git/hooks/pre-commit.log", hook},
+      {Action::FileWrite, kCwd + "/.git/COMMIT_EDITMSG", proc("vim", "/usr/bin/vim.basic", {"git", ""})},
+      {Action::FileRename, kCwd + "/.git/rebase-merge/git-rebase-todo", proc("vim", "/usr/bin/vim.basic", {"git"})},
       {Action::FileCreate, kCwd + "/.git/objects/pack/pack-1.pack", remote},
       {Action::FileRename, kCwd + "/.git/objects/pack/tmp_pack_x", remote},
       {Action::FileCreate, kCwd + "/newcrate/.git/HEAD", cargo},
       {Action::FileRename, kCwd + "/newcrate/.git/config.lock", cargo},
       {Action::FileCreate, kCwd + "/newcrate/.git/hooks/pre-commit.sample", cargo},
+      {Action::FileCreate, "/srv/new/.git/hooks", git({"git", "init"}), 1, true},
+      {Action::FileCreate, "/srv/new/.git/hooks/pre-push.sample", git({"git", "init"})},
+      {Action::FileCreate, "/srv/new/.git/config", git({"git", "init"})},
+      {Action::FileCreate, kCwd + "/.git/worktrees/wt/commondir", git({"git", "worktree", "add"})},
       {Action::FileDelete, "/tmp/scratch-clone/.git/objects/pack/p.pack", rm(), 50},
       {Action::FileDelete, kHome + "/.cargo/git/checkouts/x-1/abc/.git/index", cargo},
       // build and test
@@ -186,17 +191,41 @@ TEST_F(DefaultRules, WhatCannotBeGotBackIsDenied) {
       {Action::FileTruncate, kHome + "/.npmrc", proc("npm", "/usr/bin/node"), "home-credentials"},
       {Action::FileWrite, kHome + "/.kube/config", proc("kubectl", "/usr/bin/kubectl"), "home-credentials"},
       {Action::FileWrite, kHome + "/.config/gcloud/credentials.db", python(), "home-credentials"},
-      {Action::FileWrite, kHome + "/.bashrc", proc("bash", "/usr/bin/bash"), "home-shell-config"},
-      {Action::FileRename, kHome + "/.zshrc", proc("sed", "/usr/bin/sed"), "home-shell-config"},
-      {Action::FileWrite, kHome + "/.profile", python(), "home-shell-config"},
-      {Action::FileWrite, kHome + "/.gitconfig", git({"git", "config", "--global"}), "home-shell-config"},
-      {Action::FileCreate, kHome + "/.config/git/config", git(), "home-shell-config"},
+      {Action::FileWrite, kHome + "/.bashrc", proc("bash", "/usr/bin/bash"), "runs-code-later"},
+      {Action::FileRename, kHome + "/.zshrc", proc("sed", "/usr/bin/sed"), "runs-code-later"},
+      {Action::FileWrite, kHome + "/.profile", python(), "runs-code-later"},
+      {Action::FileWrite, kHome + "/.gitconfig", git({"git", "config", "--global"}), "runs-code-later"},
+      {Action::FileCreate, kHome + "/.config/git/config", git(), "runs-code-later"},
+      // what runs code later: a list in the policy
+      {Action::FileCreate, kHome + "/.bash_aliases", proc("bash", "/usr/bin/bash"), "runs-code-later"},
+      {Action::FileCreate, kHome + "/.local/bin/git", proc("cp", "/usr/bin/cp"), "runs-code-later"},
+      {Action::FileCreate, kHome + "/.local/lib/python3.11/site-packages/zz.pth", python(), "runs-code-later"},
+      {Action::FileCreate, kHome + "/.local/lib/python3.11/site-packages/sitecustomize.py", python(),
+       "runs-code-later"},
+      {Action::FileCreate, kHome + "/.cargo/config.toml", python(), "runs-code-later"},
+      {Action::FileCreate, kHome + "/.config/autostart/x.desktop", python(), "runs-code-later"},
+      {Action::FileLink, kHome + "/.config/systemd/user/default.target.wants/x.service", python(), "runs-code-later"},
+      {Action::FileCreate, kHome + "/.local/share/dbus-1/services/x.service", python(), "runs-code-later"},
+      {Action::FileCreate, kHome + "/.local/share/bash-completion/completions/git", python(), "runs-code-later"},
+      {Action::FileCreate, "/var/spool/cron/crontabs/u", proc("crontab", "/usr/bin/crontab"), "runs-code-later"},
+      {Action::FileCreate, kHome + "/.config/environment.d/x.conf", python(), "runs-code-later"},
+      // no trust by ancestry, by command name or by executable name
+      {Action::FileWrite, kCwd + "/.git/hooks/pre-commit.log", proc("python3", "/usr/bin/python3", {"", "git"}),
+       "git-internals"},
+      {Action::FileDelete, kCwd + "/.git/HEAD", proc("rm", "/usr/bin/rm", {"git", ""}), "git-internals"},
+      {Action::FileDelete, kCwd + "/.git/HEAD", proc("git", "/tmp/x/bin/git"), "git-internals"},
+      {Action::FileDelete, kCwd + "/.git/HEAD", proc("git-gc", "/tmp/x/libexec/git-core/git-gc"), "git-internals"},
       // git internals by anything but git
       {Action::FileWrite, kCwd + "/.git/HEAD", python(), "git-internals"},
       {Action::FileDelete, kCwd + "/.git/objects/ab/cdef", rm(), "git-internals"},
       {Action::FileTruncate, kCwd + "/.git/index", proc("sh", "/bin/sh"), "git-internals"},
-      {Action::FileRename, kCwd + "/.git", proc("mv", "/bin/mv"), "git-internals", true},
-      {Action::FileRename, kCwd, proc("mv", "/bin/mv"), "git-internals", true},
+      {Action::FileRename, kCwd + "/.git", proc("mv", "/bin/mv"), "git-dir-move", true},
+      {Action::FileRename, kCwd, proc("mv", "/bin/mv"), "git-dir-move", true},
+      // ... and what git does with the user's authority that hands the repository over
+      {Action::FileRename, kCwd + "/.git", git({"git", "init", "--separate-git-dir=/tmp/x"}), "git-dir-move", true},
+      {Action::FileCreate, kCwd + "/.git/hooks/post-checkout", git({"git", "init", "--template=/tmp/t"}), "git-hooks"},
+      {Action::FileCreate, kCwd + "/.git/commondir", proc("bash", "/usr/bin/bash"), "git-redirects"},
+      {Action::FileCreate, kCwd + "/.git/objects/info/alternates", python(), "git-redirects"},
       {Action::FileDelete, kCwd + "/vendor/lib/.git/refs/heads/main", rm(), "git-internals-elsewhere"},
       {Action::FileWrite, kHome + "/other/.git/config", python(), "git-internals-elsewhere"},
       {Action::FileCreate, kCwd + "/.git/hooks/pre-commit", python(), "git-hooks"},
@@ -207,6 +236,14 @@ TEST_F(DefaultRules, WhatCannotBeGotBackIsDenied) {
       {Action::FileDelete, kHome + "/.local/share/Trash/files/x", rm(), "home-keep-files"},
       {Action::FileRename, kHome, proc("mv", "/bin/mv"), "home-credentials", true},
       {Action::FileRename, "/home", proc("mv", "/bin/mv"), "home-credentials", true},
+      // deputies outside the session, each named
+      {Action::NetConnect, "unix:/tmp/tmux-1000/default", proc("tmux", "/usr/bin/tmux"), "deputy-tmux"},
+      {Action::NetConnect, "unix:/run/screen/S-u/123.main", proc("screen", "/usr/bin/screen"), "deputy-screen"},
+      {Action::NetConnect, "unix:/run/user/1000/bus", proc("systemd-run", "/usr/bin/systemd-run"), "deputy-dbus"},
+      {Action::NetConnect, "unix:/run/dbus/system_bus_socket", python(), "deputy-dbus"},
+      {Action::NetConnect, "unix:/run/user/1000/systemd/private", python(), "deputy-systemd"},
+      {Action::NetConnect, "unix:/var/run/docker.sock", proc("docker", "/usr/bin/docker"), "deputy-containers"},
+      {Action::NetConnect, "unix:/run/containerd/containerd.sock", python(), "deputy-containers"},
       // switching off the guard
       {Action::SysIoUring, "", python(), "no-io-uring"},
       {Action::SysNamespace, "user,mnt", proc("unshare", "/usr/bin/unshare"), "no-namespaces"},
@@ -240,7 +277,7 @@ TEST_F(DefaultRules, AsksBeforeMassDeletionOfWork) {
 TEST_F(DefaultRules, OnlyMutationsAndTheGuardReachTheSupervisor) {
   ActionMask need = actions_needing_decision(*policy_);
   EXPECT_EQ(need, kFileMutate | bit(Action::SysIoUring) | bit(Action::SysNamespace) | bit(Action::SysMount) |
-                      bit(Action::ProcTrace) | bit(Action::SysKernel));
+                      bit(Action::ProcTrace) | bit(Action::SysKernel) | bit(Action::NetConnect));
   EXPECT_FALSE(need & bit(Action::FileRead));
   EXPECT_FALSE(need & bit(Action::ProcExec));
   EXPECT_EQ(actions_logged(*policy_), 0u);
@@ -255,8 +292,11 @@ TEST_F(DefaultRules, StaticDenialsAreCredentialTrees) {
   EXPECT_EQ(roots.count(kHome + "/.gnupg"), 0u);
   EXPECT_EQ(roots.count(kHome + "/.kube"), 0u);
   EXPECT_EQ(roots.count(kCwd + "/.git"), 0u);
+  EXPECT_EQ(roots[kHome + "/.local/bin"], kFileMutate);
   for (const auto& [root, actions] : roots) {
-    EXPECT_TRUE(root.starts_with(kHome + "/.")) << root;
+    EXPECT_TRUE(root.starts_with(kHome + "/.") || root.starts_with("/etc/") || root.starts_with("/var/spool/") ||
+                root.starts_with("/usr/share/git-core/") || root == kHome + "/bin")
+        << root;
     // decide() agrees for anyone, anywhere below.
     for (int i = 0; i < static_cast<int>(Action::Count); ++i) {
       auto a = static_cast<Action>(i);
@@ -345,7 +385,7 @@ TEST_F(DefaultRules, AnchorsChangeNoVerdict) {
             Event e;
             e.action = static_cast<Action>(i);
             e.proc = p;
-            e.proc_deletes = deletes;
+            e.proc_deletes = e.tree_deletes = deletes;
             e.is_dir = shape == 1;
             if (shape == 2) {
               // Seen through another mount of the same tree.

@@ -65,6 +65,8 @@ std::shared_ptr<ProcessInfo> proc(std::string comm, std::string exe, std::vector
   auto p = std::make_shared<ProcessInfo>();
   p->pid = 100;
   p->uid = uid;
+  // A plain struct for a real program: its identity is its name.
+  p->names = {comm};
   p->comm = std::move(comm);
   p->exe = std::move(exe);
   p->ancestors = std::move(ancestors);

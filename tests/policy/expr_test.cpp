@@ -53,6 +53,8 @@ std::shared_ptr<ProcessInfo> proc(std::string comm, std::string exe = "") {
   p->pid = 42;
   p->ppid = 7;
   p->uid = 1000;
+  // A plain struct for a real program: its identity is its name.
+  p->names = {comm};
   p->comm = std::move(comm);
   p->exe = std::move(exe);
   p->cwd = "/home/u/p";

@@ -211,7 +211,7 @@ TEST(LoaderErrors, TopLevel) {
   expect_error("version: 1\ndefault:\n", "p.yaml:2:1: error: 'default' must be one of allow, deny, ask or log");
   expect_error("version: 1\nrule: []\n", "p.yaml:2:1: error: unknown key 'rule'; did you mean 'rules'?");
   expect_error("version: 1\nfoo: []\n",
-               "p.yaml:2:1: error: unknown key 'foo' (expected version, default, lists or rules)");
+               "p.yaml:2:1: error: unknown key 'foo' (expected version, default, lists, identities, rules or keep)");
   expect_error("version: 1\nversion: 1\n", "p.yaml:2:1: error: duplicate key 'version' (first at 1:1)");
   expect_error("version: 1\nrules: {a: 1}\n", "p.yaml:2:8: error: 'rules' must be a list of rules");
   expect_error("version: 1\nrules:\n  - just a string\n",
@@ -253,6 +253,49 @@ TEST(LoaderErrors, RuleIdDefinedTwiceAcrossFiles) {
                                                     "b.yaml:3:10: error: rule id 'x' already defined at a.yaml:7:9"}));
 }
 
+TEST(Loader, KeepScopeDefaultsToTheWorkingDirectoryAndHome) {
+  Policy p = load_ok(kHead + "  - {id: a, action: file.write, decision: deny, path: /x/**}\n");
+  EXPECT_TRUE(in_keep_scope(p.keep, "/home/u/p/src/a.c"));
+  EXPECT_TRUE(in_keep_scope(p.keep, "/home/u/notes.txt"));
+  EXPECT_FALSE(in_keep_scope(p.keep, "/srv/fixture/a"));
+  EXPECT_FALSE(p.rules[0].keep.has_value());
+}
+
+TEST(Loader, KeepSectionAndRuleKeep) {
+  Policy p = load_ok(
+      "version: 1\n"
+      "lists:\n"
+      "  outputs: ['**/build/**', '**/*.o']\n"
+      "keep:\n"
+      "  paths: ['${PROTECT}/**', '${CWD}/**']\n"
+      "  except: ['@outputs', '${CWD}/tmp/**']\n"
+      "rules:\n"
+      "  - {id: scratch, action: file.delete, path: '${CWD}/scratch/**', decision: allow, keep: false}\n"
+      "  - {id: etc, action: file.mutate, path: '/etc/**', decision: allow, keep: true}\n");
+  EXPECT_TRUE(in_keep_scope(p.keep, "/srv/fixture/a"));
+  EXPECT_TRUE(in_keep_scope(p.keep, "/home/u/p/src/a.c"));
+  EXPECT_FALSE(in_keep_scope(p.keep, "/home/u/other"));  // `paths` replaces the default
+  EXPECT_FALSE(in_keep_scope(p.keep, "/home/u/p/build/a.c"));
+  EXPECT_FALSE(in_keep_scope(p.keep, "/home/u/p/src/a.o"));
+  EXPECT_FALSE(in_keep_scope(p.keep, "/home/u/p/tmp/x"));
+  ASSERT_EQ(p.rules.size(), 2u + 6u);  // and the guards
+  EXPECT_EQ(p.rules[0].keep, std::optional<bool>(false));
+  EXPECT_EQ(p.rules[1].keep, std::optional<bool>(true));
+}
+
+TEST(LoaderErrors, Keep) {
+  expect_error(kHead + "  - {id: a, action: file.write, decision: allow, keep: maybe}\n",
+               "p.yaml:3:56: error: 'keep' must be true or false, not 'maybe'");
+  expect_error(kHead + "  - {id: a, action: file.write, decision: allow, keep: [true]}\n",
+               "p.yaml:3:56: error: 'keep' must be true or false");
+  expect_error("version: 1\nkeep: [a]\n", "p.yaml:2:7: error: 'keep' must be a mapping with 'paths' and/or 'except'");
+  expect_error("version: 1\nkeep:\n  exept: ['/x/**']\n",
+               "p.yaml:3:3: error: unknown key 'exept' in 'keep'; did you mean 'except'?");
+  expect_error("version: 1\nkeep:\n  except: ['@nolist']\n", "p.yaml:3:12: error: unknown list '@nolist'");
+  expect_error("version: 1\nkeep:\n  paths: ['relative/**']\n",
+               "p.yaml:3:11: error: path 'relative/**' must be absolute or start with '*'");
+}
+
 TEST(LoaderErrors, RuleKeys) {
   expect_error(kHead + "  - id: a\n    action: file.write\n", "p.yaml:3:5: error: rule 'a' has no 'decision'");
   expect_error(kHead + "  - id: a\n    decision: deny\n", "p.yaml:3:5: error: rule 'a' has no 'action'");
@@ -260,7 +303,7 @@ TEST(LoaderErrors, RuleKeys) {
                "p.yaml:3:49: error: unknown key 'paths' in rule; did you mean 'path'?");
   expect_error(kHead + "  - {id: a, action: file.write, decision: deny, color: red}\n",
                "p.yaml:3:49: error: unknown key 'color' in rule (expected id, action, path, "
-               "host, port, process, when, decision or message)");
+               "host, port, process, when, decision, message or keep)");
   expect_error(kHead + "  - id: a\n    id: b\n    action: file.write\n    decision: deny\n",
                "p.yaml:4:5: error: duplicate key 'id' (first at 3:5)");
   expect_error(kHead + "  - {id: [a], action: file.write, decision: deny}\n",
@@ -342,9 +385,10 @@ TEST(Loader, EachActionTakesPatternsOfItsObject) {
 TEST(LoaderErrors, Processes) {
   const std::string rule = kHead + "  - id: a\n    action: file.write\n    decision: deny\n";
   expect_error(rule + "    process: ['@nope']\n", "p.yaml:6:15: error: unknown list '@nope'");
-  expect_error(rule + "    process: [tar, /bin/tar]\n",
-               "p.yaml:6:20: error: process '/bin/tar' must be a command name or an executable's "
-               "basename (no '/')");
+  expect_error(
+      rule + "    process: [tar, /bin/tar]\n",
+      "p.yaml:6:20: error: process '/bin/tar' must be an identity's name: an executable's name in the system's "
+      "directories or one declared under 'identities' (no '/')");
   expect_error(rule + "    process: []\n",
                "p.yaml:6:14: error: 'process' is an empty list; leave it out to match any process");
 }

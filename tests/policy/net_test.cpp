@@ -508,6 +508,7 @@ rules:
   EXPECT_EQ(decide(p, e).decision, Decision::Deny) << "node is not curl";
   auto curl = std::make_shared<ProcessInfo>(*e.proc);
   curl->comm = "curl";
+  curl->names = {"curl"};  // its identity (policy/identity.h)
   e.proc = curl;
   EXPECT_EQ(decide(p, e).rule_id, "curl-to-forge");
   e.net.hosts = {"api.example.org"};

@@ -1,0 +1,391 @@
+// Keeping during a real `cottonbox run`: real programs (rm, sed, mv,
+// truncate, chmod, Python, git) destroy files of a project under the
+// default policy; then `cottonbox changes` lists what each command did and
+// `cottonbox undo` gives everything back, compared as a user would (content,
+// mode, owner, mtime, xattrs).  Also: --no-keep keeps nothing, a file
+// outside the working directory and $HOME is not kept, and the session
+// cannot see the keep store.  As root, and as a throwaway plain user.
+#include <fcntl.h>
+#include <grp.h>
+#include <gtest/gtest.h>
+#include <pwd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+#include "tests/keep/test_util.h"
+#include "tests/support/host_features.h"
+
+namespace cb::keep {
+namespace {
+
+using test::FullState;
+using test::state_of;
+using test::write_file;
+
+const std::string kCottonbox = COTTONBOX_BIN;
+constexpr const char* kUser = "cbkeep";  // the throwaway user of the plain-user run
+
+struct Identity {
+  uid_t uid = 0;
+  gid_t gid = 0;
+  bool drop = false;
+};
+
+struct Ran {
+  int status = -1;
+  std::string out, err;
+};
+
+std::string slurp(const std::string& p) {
+  std::ifstream f(p, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+// What a user would compare after an undo: not atime (reading moves it)
+// nor ctime (nothing restores it).
+struct Seen {
+  bool exists = false;
+  mode_t mode = 0;
+  uid_t uid = 0;
+  gid_t gid = 0;
+  int64_t mtime_ns = 0;
+  std::string content;
+  std::map<std::string, std::string> xattrs;
+  bool operator==(const Seen&) const = default;
+};
+std::ostream& operator<<(std::ostream& os, const Seen& s) {
+  if (!s.exists) return os << "(absent)";
+  os << std::oct << "mode=" << s.mode << std::dec << " uid=" << s.uid << " gid=" << s.gid << " mtime=" << s.mtime_ns
+     << " content=" << ::testing::PrintToString(s.content.substr(0, 80));
+  for (auto& [k, v] : s.xattrs) os << " " << k << "=" << v;
+  return os;
+}
+
+std::map<std::string, Seen> tree(const std::string& root) {
+  std::map<std::string, Seen> out;
+  for (auto& [rel, f] : test::tree_state(root)) {
+    Seen s{f.exists, f.mode, f.uid, f.gid, f.mtime_ns, f.content, f.xattrs};
+    // A directory's own mtime moves with any entry (git's lock files
+    // come and go): its entries are compared instead.
+    if (S_ISDIR(f.mode)) s.mtime_ns = 0;
+    out[rel] = s;
+  }
+  return out;
+}
+
+class KeepRun : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/cb-keeprun.XXXXXX";
+    ASSERT_TRUE(mkdtemp(tmpl));
+    dir_ = tmpl;
+    chmod(dir_.c_str(), 0755);
+  }
+  void TearDown() override {
+    if (HasFailure()) {
+      std::cerr << "kept " << dir_ << " for inspection\n";
+      return;
+    }
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
+
+  // Lays out the project (the session's working directory), a home and a
+  // directory outside both, owned by `who`, with times in the past.
+  void lay_out(const Identity& who) {
+    proj_ = dir_ + "/proj";
+    home_ = dir_ + "/home";
+    outside_ = dir_ + "/outside";
+    data_ = dir_ + "/data";
+    for (const auto& d : {proj_, home_, outside_, data_}) ASSERT_EQ(mkdir(d.c_str(), 0755), 0);
+    std::filesystem::create_directories(proj_ + "/src/lib");
+    std::filesystem::create_directories(proj_ + "/docs");
+    write_file(proj_ + "/src/main.c", "int main() { return 0; }\n");
+    write_file(proj_ + "/src/lib/util.c", "int util(void) { return 42; }\n", 0600);
+    write_file(proj_ + "/src/lib/util.h", std::string(70000, 'h'), 0640);
+    for (int i = 1; i <= 5; ++i)
+      write_file(proj_ + "/docs/" + std::to_string(i) + ".txt", "foo line " + std::to_string(i) + "\nfoo\n");
+    write_file(proj_ + "/a", "the new b\n");
+    write_file(proj_ + "/b", "the old b, which mv replaces\n");
+    write_file(proj_ + "/big.log", test::random_bytes(200000, 7));
+    write_file(proj_ + "/run.sh", "#!/bin/sh\necho hi\n", 0755);
+    write_file(proj_ + "/data.txt", "precious data\n");
+    write_file(home_ + "/notes.txt", "notes in the home directory\n");
+    write_file(outside_ + "/x.txt", "outside the working directory and home\n");
+    if (who.drop) {
+      for (const auto& entry : std::filesystem::recursive_directory_iterator(dir_))
+        ASSERT_EQ(lchown(entry.path().c_str(), who.uid, who.gid), 0);
+      ASSERT_EQ(chown(dir_.c_str(), who.uid, who.gid), 0);
+    }
+    // Past times on everything, so a restored mtime is told from a new one.
+    for (const auto& entry : std::filesystem::recursive_directory_iterator(dir_))
+      if (!entry.is_directory()) test::set_times(entry.path(), 1600000000, 1, 1600000000, 123456789);
+  }
+
+  // Runs argv as `who` in `cwd` with HOME at the test's home.
+  Ran run(const std::vector<std::string>& argv, const std::string& cwd, const Identity& who) {
+    std::string outp = dir_ + "/.out", errp = dir_ + "/.err";
+    pid_t pid = fork();
+    if (pid == 0) {
+      int o = open(outp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+      int e = open(errp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+      int n = open("/dev/null", O_RDONLY | O_CLOEXEC);
+      if (o < 0 || e < 0 || n < 0) _exit(120);
+      dup2(n, 0);
+      dup2(o, 1);
+      dup2(e, 2);
+      if (who.drop && (setgroups(0, nullptr) != 0 || setgid(who.gid) != 0 || setuid(who.uid) != 0)) _exit(121);
+      if (chdir(cwd.c_str()) != 0) _exit(122);
+      setenv("HOME", home_.c_str(), 1);
+      unsetenv("XDG_RUNTIME_DIR");  // no GUI to ask
+      unsetenv("XDG_CONFIG_HOME");
+      unsetenv("XDG_DATA_HOME");
+      setenv("GIT_CONFIG_NOSYSTEM", "1", 1);
+      std::vector<char*> a;
+      for (auto& s : argv) a.push_back(const_cast<char*>(s.c_str()));
+      a.push_back(nullptr);
+      execv(a[0], a.data());
+      _exit(127);
+    }
+    Ran r;
+    int st = 0;
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+    }
+    r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    r.out = slurp(outp);
+    r.err = slurp(errp);
+    return r;
+  }
+
+  std::string db() const { return data_ + "/audit.db"; }
+  std::string store() const { return data_ + "/keep"; }
+
+  // One session of `script` (sh -c; each command a child of the shell).
+  Ran session(const std::string& script, const Identity& who, std::vector<std::string> extra = {}) {
+    std::vector<std::string> argv = {kCottonbox, "run", "--db", db(), "--ask", "deny", "-q"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    argv.insert(argv.end(), {"--", "/bin/sh", "-c", script + "; true"});
+    return run(argv, proj_, who);
+  }
+
+  // `cottonbox changes --json` of the last session, one object per line.
+  std::vector<nlohmann::json> changes(const Identity& who, int64_t session) {
+    Ran r = run({kCottonbox, "changes", "--session", std::to_string(session), "--db", db(), "--json"}, proj_, who);
+    EXPECT_EQ(r.status, 0) << r.err;
+    std::vector<nlohmann::json> out;
+    std::istringstream in(r.out);
+    for (std::string line; std::getline(in, line);)
+      if (!line.empty()) out.push_back(nlohmann::json::parse(line));
+    return out;
+  }
+
+  // The change line of `path`, or null.
+  static nlohmann::json line_of(const std::vector<nlohmann::json>& lines, const std::string& path) {
+    for (const auto& l : lines)
+      if (l["path"] == path) return l;
+    return nullptr;
+  }
+
+  // The whole scenario: every kind of destruction, then undo.
+  void destroy_and_undo(const Identity& who, bool with_git) {
+    lay_out(who);
+    if (with_git) {
+      std::filesystem::create_directories(proj_ + "/repo");
+      write_file(proj_ + "/repo/tracked.txt", "committed\n");
+      write_file(proj_ + "/repo/other.txt", "also committed\n");
+      if (who.drop)
+        for (const auto& p : {proj_ + "/repo", proj_ + "/repo/tracked.txt", proj_ + "/repo/other.txt"})
+          ASSERT_EQ(chown(p.c_str(), who.uid, who.gid), 0);
+      Ran g = run({"/bin/sh", "-c",
+                   "git init -q && git add . && git -c user.name=t -c user.email=t@t commit -qm init && "
+                   "echo 'uncommitted work' >> tracked.txt && echo 'more uncommitted' > other.txt"},
+                  proj_ + "/repo", who);
+      ASSERT_EQ(g.status, 0) << g.err;
+      for (const char* f : {"/repo/tracked.txt", "/repo/other.txt"})
+        test::set_times(proj_ + f, 1600000000, 1, 1600000000, 987654321);
+    }
+    auto before = tree(proj_);
+    auto home_before = tree(home_);
+    std::string script =
+        "rm -rf src; sed -i s/foo/bar/ docs/1.txt docs/2.txt docs/3.txt docs/4.txt docs/5.txt; mv a b; "
+        "truncate -s0 big.log; chmod 600 run.sh; "
+        "/usr/bin/python3 -c \"open('data.txt', 'w').write('rewritten by a script')\"; "
+        "truncate -s 5 " +
+        home_ + "/notes.txt";
+    if (with_git) script += "; git -C repo checkout -- .";
+    Ran s = session(script, who);
+    ASSERT_EQ(s.status, 0) << s.err;
+    // The session did what it was told.
+    ASSERT_FALSE(std::filesystem::exists(proj_ + "/src"));
+    ASSERT_EQ(test::read_file(proj_ + "/docs/3.txt"), "bar line 3\nbar\n");
+    ASSERT_EQ(test::read_file(proj_ + "/b"), "the new b\n");
+    ASSERT_EQ(state_of(proj_ + "/big.log").content.size(), 0u);
+    ASSERT_EQ(state_of(proj_ + "/run.sh").mode & 07777, 0600u);
+    ASSERT_EQ(test::read_file(proj_ + "/data.txt"), "rewritten by a script");
+    if (with_git) ASSERT_EQ(test::read_file(proj_ + "/repo/tracked.txt"), "committed\n");
+
+    // `changes`: per command, each line undoable.
+    auto lines = changes(who, 1);
+    struct Expect {
+      std::string path, argv0;
+    };
+    std::vector<Expect> expected = {
+        {proj_ + "/src", "rm"},
+        {proj_ + "/src/main.c", "rm"},
+        {proj_ + "/src/lib/util.h", "rm"},
+        {proj_ + "/docs/1.txt", "sed"},
+        {proj_ + "/docs/5.txt", "sed"},
+        {proj_ + "/b", "mv"},
+        {proj_ + "/big.log", "truncate"},
+        {proj_ + "/run.sh", "chmod"},
+        {proj_ + "/data.txt", "/usr/bin/python3"},
+        {home_ + "/notes.txt", "truncate"},
+    };
+    if (with_git) expected.push_back({proj_ + "/repo/tracked.txt", "git"});
+    std::set<uint64_t> commands;
+    for (const auto& e : expected) {
+      nlohmann::json l = line_of(lines, e.path);
+      ASSERT_FALSE(l.is_null()) << e.path << " is not among the changes";
+      EXPECT_EQ(l["argv"][0], e.argv0) << e.path;
+      EXPECT_EQ(l["undoable"], true) << l.dump();
+      commands.insert(l["command"].get<uint64_t>());
+    }
+    EXPECT_EQ(commands.size(), with_git ? 8u : 7u) << "one command per program the shell started";
+
+    // A delete and a rename over are kept by a hard link to the very inode
+    // (no bytes read), even though the session sees its files through a
+    // mount namespace of its own.
+    std::string journal;
+    for (const auto& e : std::filesystem::directory_iterator(store() + "/journal")) journal += slurp(e.path());
+    for (const char* p : {"/src/main.c", "/b"}) {
+      size_t at = journal.find("path=" + proj_ + p + "\t");
+      ASSERT_NE(at, std::string::npos) << p;
+      std::string line = journal.substr(at, journal.find('\n', at) - at);
+      EXPECT_NE(line.find("kept=linked"), std::string::npos) << line;
+    }
+
+    // `undo`: everything as it was.
+    Ran u = run({kCottonbox, "undo", "--session", "1", "--db", db()}, proj_, who);
+    EXPECT_EQ(u.status, 0) << u.out << u.err;
+    auto after = tree(proj_);
+    for (const auto& [rel, st] : before) {
+      auto it = after.find(rel);
+      if (it == after.end()) {
+        ADD_FAILURE() << rel << " is missing after undo";
+        continue;
+      }
+      EXPECT_EQ(it->second, st) << rel;
+    }
+    for (const auto& [rel, st] : after)
+      if (!before.count(rel)) EXPECT_EQ(rel, "") << "left by the session: " << rel;
+    EXPECT_EQ(tree(home_), home_before);
+  }
+
+  std::string dir_, proj_, home_, outside_, data_;
+};
+
+TEST_F(KeepRun, RealProgramsDestroyAndUndoGivesEverythingBackAsRoot) {
+  CB_REQUIRE_HOST(cb::test::root());
+  destroy_and_undo(Identity{}, true);
+}
+
+TEST_F(KeepRun, RealProgramsDestroyAndUndoGivesEverythingBackAsAPlainUser) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to make and become a throwaway user (" << kUser << ")";
+  if (!getpwnam(kUser)) {
+    std::string cmd = std::string("useradd --system --no-create-home --shell /usr/sbin/nologin ") + kUser;
+    if (system(cmd.c_str()) != 0 || !getpwnam(kUser)) GTEST_SKIP() << "cannot create the user " << kUser;
+  }
+  const passwd* pw = getpwnam(kUser);
+  Identity user{pw->pw_uid, pw->pw_gid, true};
+  Ran probe = run({"/bin/sh", "-c", "test -x " + kCottonbox}, "/", user);
+  if (probe.status != 0) GTEST_SKIP() << kUser << " cannot execute " << kCottonbox;
+  destroy_and_undo(user, true);
+}
+
+TEST_F(KeepRun, NoKeepKeepsNothing) {
+  CB_REQUIRE_HOST(cb::test::root());
+  lay_out(Identity{});
+  Ran s = session("rm -rf src; truncate -s0 big.log", Identity{}, {"--no-keep"});
+  ASSERT_EQ(s.status, 0) << s.err;
+  ASSERT_FALSE(std::filesystem::exists(proj_ + "/src"));
+  EXPECT_FALSE(std::filesystem::exists(store())) << "--no-keep made a keep store";
+  auto lines = changes(Identity{}, 1);
+  for (const char* p : {"/src/main.c", "/big.log"}) {
+    nlohmann::json l = line_of(lines, proj_ + p);
+    ASSERT_FALSE(l.is_null()) << p;
+    EXPECT_EQ(l["undoable"], false) << l.dump();
+  }
+}
+
+TEST_F(KeepRun, OutsideTheWorkingDirectoryAndHomeNothingIsKept) {
+  CB_REQUIRE_HOST(cb::test::root());
+  lay_out(Identity{});
+  Ran s = session("rm " + outside_ + "/x.txt; rm src/main.c", Identity{});
+  ASSERT_EQ(s.status, 0) << s.err;
+  auto lines = changes(Identity{}, 1);
+  nlohmann::json out = line_of(lines, outside_ + "/x.txt");
+  ASSERT_FALSE(out.is_null());
+  EXPECT_EQ(out["undoable"], false) << out.dump();
+  nlohmann::json in = line_of(lines, proj_ + "/src/main.c");
+  ASSERT_FALSE(in.is_null());
+  EXPECT_EQ(in["undoable"], true) << in.dump();
+  // Nothing of it is in the journal either.
+  std::string journal;
+  for (const auto& e : std::filesystem::directory_iterator(store() + "/journal")) journal += slurp(e.path());
+  EXPECT_EQ(journal.find(outside_), std::string::npos);
+  EXPECT_NE(journal.find(proj_ + "/src/main.c"), std::string::npos);
+}
+
+TEST_F(KeepRun, WhatCannotBeKeptIsRecordedNeverSilent) {
+  CB_REQUIRE_HOST(cb::test::root());
+  lay_out(Identity{});
+  ASSERT_EQ(mkfifo((proj_ + "/pipe").c_str(), 0644), 0);
+  Ran s = session("rm pipe", Identity{});
+  ASSERT_EQ(s.status, 0) << s.err;
+  // The event of the call says so...
+  Ran e = run({kCottonbox, "events", "--session", "1", "--db", db(), "--json", "--action", "file.delete"}, proj_,
+              Identity{});
+  ASSERT_EQ(e.status, 0) << e.err;
+  EXPECT_NE(e.out.find("not kept for undo: " + proj_ + "/pipe: a fifo is a special file"), std::string::npos) << e.out;
+  // ...the session says how many...
+  Ran ss = run({kCottonbox, "sessions", "--db", db(), "--json"}, proj_, Identity{});
+  EXPECT_NE(ss.out.find("1 changes could not be kept for undo"), std::string::npos) << ss.out;
+  // ...and `changes` why.
+  nlohmann::json l = line_of(changes(Identity{}, 1), proj_ + "/pipe");
+  ASSERT_FALSE(l.is_null());
+  EXPECT_EQ(l["undoable"], false);
+  EXPECT_NE(l["reason"].get<std::string>().find("special file"), std::string::npos) << l.dump();
+}
+
+TEST_F(KeepRun, TheSessionCannotSeeOrTouchTheStore) {
+  CB_REQUIRE_HOST(cb::test::root());
+  lay_out(Identity{});
+  // A first session makes the store and keeps something in it.
+  ASSERT_EQ(session("rm src/main.c", Identity{}).status, 0);
+  ASSERT_TRUE(std::filesystem::exists(store() + "/journal"));
+  std::string probe = "ls -A " + store() + " > " + dir_ + "/seen 2>&1; echo $? >> " + dir_ + "/seen; rm -rf " +
+                      store() + "/journal " + store() + "/objects; cat " + store() + "/VERSION >> " + dir_ +
+                      "/seen 2>&1";
+  Ran s = session(probe, Identity{});
+  ASSERT_EQ(s.status, 0) << s.err;
+  std::string seen = slurp(dir_ + "/seen");
+  EXPECT_EQ(seen.find("journal"), std::string::npos) << seen;
+  EXPECT_EQ(seen.find("cottonbox keep store"), std::string::npos) << seen;
+  // Still whole afterwards: the first session can still be undone.
+  Ran u = run({kCottonbox, "undo", "--session", "1", "--db", db()}, proj_, Identity{});
+  EXPECT_EQ(u.status, 0) << u.out << u.err;
+  EXPECT_EQ(test::read_file(proj_ + "/src/main.c"), "int main() { return 0; }\n");
+}
+
+}  // namespace
+}  // namespace cb::keep

@@ -1,0 +1,222 @@
+// Process identity as the process table gathers it, on real processes: the
+// file the kernel ran, never a name the process or its caller chose.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <thread>
+
+#include "procs/procs.h"
+
+extern char** environ;
+
+namespace cb {
+namespace {
+
+class ProcIdentity : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/cb-procid-XXXXXX";
+    ASSERT_TRUE(mkdtemp(tmpl));
+    dir_ = tmpl;
+    ASSERT_EQ(resolve_identity_paths(ids_, "sleep", {"/usr/bin/sleep"}), 1u);
+  }
+  void TearDown() override {
+    for (pid_t p : pids_) {
+      kill(p, SIGKILL);
+      waitpid(p, nullptr, 0);
+    }
+    std::system(("rm -rf " + dir_).c_str());
+  }
+
+  pid_t spawn(const std::string& path, std::vector<std::string> args, std::vector<std::string> env = {}) {
+    std::vector<char*> argv, envp;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    std::vector<std::string> e = env;
+    e.emplace_back("PATH=/usr/bin:/bin");
+    for (auto& v : e) envp.push_back(v.data());
+    envp.push_back(nullptr);
+    pid_t pid = -1;
+    if (posix_spawn(&pid, path.c_str(), nullptr, nullptr, argv.data(), envp.data()) != 0) return -1;
+    pids_.push_back(pid);
+    return pid;
+  }
+
+  // Waits until the kernel shows `pid` running `exe_suffix` (an exec from a
+  // forked child is not synchronous with us).
+  static bool running(pid_t pid, std::string_view exe_suffix) {
+    for (int i = 0; i < 200; ++i) {
+      char p[64], buf[4096];
+      snprintf(p, sizeof p, "/proc/%d/exe", pid);
+      ssize_t n = readlink(p, buf, sizeof buf);
+      if (n > 0 && std::string_view(buf, static_cast<size_t>(n)).find(exe_suffix) != std::string_view::npos)
+        return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return false;
+  }
+
+  std::shared_ptr<const ProcessInfo> info(pid_t pid) {
+    // posix_spawn returns once the child's exec has taken its memory, a
+    // moment before the new image's environment is in place.
+    for (int i = 0; i < 200 && read_proc_file(pid, "environ").empty(); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    ProcessTable t(getpid());
+    t.identities = &ids_;
+    ProcessEntry* e = t.by_tgid(pid);
+    return e ? e->info : nullptr;
+  }
+
+  std::string copy_of(const std::string& src, const std::string& name) {
+    std::string dst = dir_ + "/" + name;
+    std::system(("cp " + src + " " + dst).c_str());
+    return dst;
+  }
+
+  Identities ids_;
+  std::string dir_;
+  std::vector<pid_t> pids_;
+};
+
+TEST_F(ProcIdentity, TheTrustedFileHasItsName) {
+  pid_t p = spawn("/usr/bin/sleep", {"sleep", "10"});
+  ASSERT_GT(p, 0);
+  auto i = info(p);
+  ASSERT_TRUE(i);
+  EXPECT_EQ(i->names, std::vector<std::string>{"sleep"});
+}
+
+TEST_F(ProcIdentity, ACopyOrALinkByAnotherNameConfersNothingButWhatTheFileIs) {
+  std::string copy = copy_of("/usr/bin/sleep", "sleep");
+  pid_t p = spawn(copy, {"sleep", "10"});
+  ASSERT_GT(p, 0);
+  auto i = info(p);
+  ASSERT_TRUE(i);
+  EXPECT_EQ(i->comm, "sleep");
+  EXPECT_TRUE(i->names.empty()) << "a copy is another file";
+
+  // A symbolic link named git to sleep: the command name is git, the file sleep.
+  std::string link = dir_ + "/git";
+  ASSERT_EQ(symlink("/usr/bin/sleep", link.c_str()), 0);
+  pid_t q = spawn(link, {"git", "10"});
+  ASSERT_GT(q, 0);
+  auto j = info(q);
+  ASSERT_TRUE(j);
+  EXPECT_EQ(j->comm, "git");
+  EXPECT_EQ(j->names, std::vector<std::string>{"sleep"});
+}
+
+TEST_F(ProcIdentity, LoaderInjectionAndTheLoaderItselfConferNothing) {
+  pid_t p = spawn("/usr/bin/sleep", {"sleep", "10"}, {"LD_PRELOAD=/nonexistent-cb-test.so"});
+  ASSERT_GT(p, 0);
+  auto i = info(p);
+  ASSERT_TRUE(i);
+  EXPECT_TRUE(i->names.empty());
+
+  char loader[4096];
+  ASSERT_TRUE(realpath("/lib64/ld-linux-x86-64.so.2", loader)) << "no x86-64 dynamic loader here";
+  pid_t q = spawn(loader, {"ld.so", "/usr/bin/sleep", "10"});
+  ASSERT_GT(q, 0);
+  auto j = info(q);
+  ASSERT_TRUE(j);
+  EXPECT_TRUE(j->names.empty()) << j->exe;
+}
+
+TEST_F(ProcIdentity, AMemfdConfersNothing) {
+  pid_t p = fork();
+  ASSERT_GE(p, 0);
+  if (p == 0) {
+    int fd = memfd_create("sleep", 0);
+    std::ifstream in("/usr/bin/sleep", std::ios::binary);
+    std::string data((std::istreambuf_iterator<char>(in)), {});
+    if (fd < 0 || write(fd, data.data(), data.size()) != static_cast<ssize_t>(data.size())) _exit(1);
+    char a0[] = "sleep", a1[] = "10";
+    char* argv[] = {a0, a1, nullptr};
+    fexecve(fd, argv, environ);
+    _exit(1);
+  }
+  pids_.push_back(p);
+  ASSERT_TRUE(running(p, "memfd:"));
+  auto i = info(p);
+  ASSERT_TRUE(i);
+  EXPECT_TRUE(i->names.empty()) << i->exe;
+}
+
+TEST_F(ProcIdentity, ATrustedFileChangedAfterTheLoadLosesIt) {
+  std::string mine = copy_of("/usr/bin/sleep", "mysleep");
+  ASSERT_EQ(resolve_identity_paths(ids_, "mysleep", {mine}), 1u);
+  pid_t p = spawn(mine, {"mysleep", "10"});
+  ASSERT_GT(p, 0);
+  auto i = info(p);
+  ASSERT_TRUE(i);
+  EXPECT_EQ(i->names, std::vector<std::string>{"mysleep"});
+
+  // Any change to the inode (here its mode; a rewrite likewise) moves its
+  // change time: the policy's record no longer names it.
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  ASSERT_EQ(chmod(mine.c_str(), 0700), 0);
+  pid_t q = spawn(mine, {"mysleep", "10"});
+  ASSERT_GT(q, 0);
+  auto j = info(q);
+  ASSERT_TRUE(j);
+  EXPECT_TRUE(j->names.empty());
+}
+
+// The exec that ends an identity may reach the table late (the tracer's
+// record is on its way, no exec was notified): the next lookup sees the
+// new image anyway.
+TEST_F(ProcIdentity, AnExecNotYetReportedEndsTheIdentity) {
+  char sh[4096];
+  ASSERT_TRUE(realpath("/bin/sh", sh));
+  ASSERT_EQ(resolve_identity_paths(ids_, "shell", {sh}), 1u);
+  pid_t p = spawn("/bin/sh", {"sh", "-c", "/usr/bin/sleep 0.3; exec /usr/bin/tail -f /dev/null"});
+  ASSERT_GT(p, 0);
+  for (int i = 0; i < 200 && read_proc_file(p, "environ").empty(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  ProcessTable t(getpid());
+  t.identities = &ids_;
+  ProcessEntry* e = t.by_tgid(p);
+  ASSERT_TRUE(e);
+  ASSERT_EQ(e->info->names, std::vector<std::string>{"shell"});
+  ASSERT_TRUE(running(p, "tail"));
+  e = t.by_tgid(p);  // no mark_exec(), no exec_record()
+  ASSERT_TRUE(e);
+  EXPECT_TRUE(e->info->names.empty()) << e->info->exe;
+  EXPECT_NE(e->info->exe.find("tail"), std::string::npos);
+}
+
+TEST_F(ProcIdentity, AncestorsAreIdentitiesNotCommandNames) {
+  // A shell called git (by a link) starts sleep: its ancestor is nobody.
+  std::string link = dir_ + "/git";
+  ASSERT_EQ(symlink("/bin/sh", link.c_str()), 0);
+  pid_t p = spawn(link, {"git", "-c", "/usr/bin/sleep 10; :"});
+  ASSERT_GT(p, 0);
+  pid_t child = -1;
+  for (int n = 0; n < 200 && child < 0; ++n) {
+    std::ifstream kids("/proc/" + std::to_string(p) + "/task/" + std::to_string(p) + "/children");
+    kids >> child;
+    if (child < 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_GT(child, 0);
+  ASSERT_TRUE(running(child, "sleep"));
+  ProcessTable t(getpid());
+  t.identities = &ids_;
+  ProcessEntry* e = t.by_tgid(child);
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->info->names, std::vector<std::string>{"sleep"});
+  ASSERT_FALSE(e->info->ancestors.empty());
+  EXPECT_EQ(e->info->ancestors[0], "") << "the parent's command name is git, its identity none";
+  kill(child, SIGKILL);
+}
+
+}  // namespace
+}  // namespace cb
