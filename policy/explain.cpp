@@ -6,7 +6,6 @@ namespace cb {
 namespace {
 
 using match_detail::at_or_below;
-using match_detail::basename;
 
 constexpr size_t kMaxListed = 6;
 
