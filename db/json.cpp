@@ -71,6 +71,7 @@ json event_json(int64_t session, const EventRow& r) {
       j["exe"] = nullptr;
     else
       put_bytes(j, "exe", ev.proc->exe);
+    if (!ev.proc->names.empty()) j["identity"] = ev.proc->names;
   } else {
     j["ppid"] = nullptr;
     j["proc_id"] = nullptr;

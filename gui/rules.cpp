@@ -1,6 +1,7 @@
 #include "gui/rules.h"
 
 #include <pwd.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <QDir>
@@ -14,6 +15,7 @@
 #include "db/bytes.h"
 #include "gui/text.h"
 #include "policy/glob.h"
+#include "policy/identity.h"
 #include "policy/policy.h"
 
 namespace cb::gui {
@@ -48,6 +50,29 @@ QString entryIndent(const QStringList& lines, int rulesLine) {
   return QStringLiteral("  ");
 }
 
+// The name a rule's `process:` can give this process by.  A rule matches
+// identities (policy/identity.h), not the command name a process chose: the
+// identity it already has, or else its executable's name when looking that
+// name up in the system's directories finds this very file.  Empty when no
+// name would mean this program.
+std::string identityName(const ProcessInfo& p) {
+  if (!p.names.empty()) return p.names.front();
+  if (p.exe.empty() || p.exe.front() != '/') return {};
+  std::string base = p.exe.substr(p.exe.rfind('/') + 1);
+  struct stat exe{};
+  if (base.empty() || stat(p.exe.c_str(), &exe) != 0) return {};
+  std::string_view dirs = kSystemPath;
+  while (!dirs.empty()) {
+    size_t colon = dirs.find(':');
+    std::string candidate = std::string(dirs.substr(0, colon)) + "/" + base;
+    dirs = colon == std::string_view::npos ? std::string_view{} : dirs.substr(colon + 1);
+    struct stat st{};
+    if (stat(candidate.c_str(), &st) != 0) continue;
+    return st.st_dev == exe.st_dev && st.st_ino == exe.st_ino ? base : std::string{};
+  }
+  return {};
+}
+
 }  // namespace
 
 QString userRulesPath() {
@@ -74,7 +99,7 @@ QString proposeRule(const proto::AskMsg& ask, bool allow, const RuleContext& ctx
 
   // A folded ask covers a directory's worth of requests: the rule does too.
   std::string path = ask.count > 1 ? exactGlob(dirnameOf(ev.path)) + "/**" : exactGlob(ev.path);
-  QString comm = ev.proc ? qs(ev.proc->comm) : QString();
+  std::string program = ev.proc ? identityName(*ev.proc) : std::string{};
   QString cmd = !ask.chain.empty() ? commandLine(ask.chain.front().argv) : QString();
 
   QStringList l;
@@ -88,7 +113,10 @@ QString proposeRule(const proto::AskMsg& ask, bool allow, const RuleContext& ctx
     l << QStringLiteral("    # asked for: %1").arg(cmd.left(100));
   l << QStringLiteral("    action: %1").arg(qs(action));
   if (!ev.path.empty()) l << QStringLiteral("    path: [%1]").arg(yamlQuote(path));
-  if (!comm.isEmpty() && !ev.proc->comm.empty()) l << QStringLiteral("    process: [%1]").arg(yamlQuote(ev.proc->comm));
+  if (!program.empty())
+    l << QStringLiteral("    process: [%1]").arg(yamlQuote(program));
+  else if (ev.proc && !ev.proc->exe.empty())
+    l << QStringLiteral("    # for any process: its program %1 is not a system program").arg(yamlQuote(ev.proc->exe));
   l << QStringLiteral("    decision: %1").arg(allow ? QStringLiteral("allow") : QStringLiteral("deny"));
   l << QStringLiteral("    message: %1")
            .arg(yamlQuote(bytes(QStringLiteral("%1 always from the cottonbox prompt on %2")

@@ -160,6 +160,7 @@ EventRow decode_event(const Obj& o, int64_t* session) {
     p->proc_id = o.u64("proc_id");
     p->comm = o.bytes("comm");
     p->exe = o.bytes("exe");
+    p->names = o.strings("identity");
     ev.proc = std::move(p);
   }
   r.allowed = o.str("decision", "allow") != "deny";

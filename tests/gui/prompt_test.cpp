@@ -248,6 +248,19 @@ void PromptTest::alwaysRuleIsExactYaml() {
   QVERIFY2(deny.contains(QStringLiteral("id: gui-deny-file-delete-20261129-215233-2\n")), qPrintable(deny));
   QVERIFY2(deny.contains(QStringLiteral("path: [\"/p/build \\\\[1\\\\]/**\"]")), qPrintable(deny));
   QVERIFY(deny.contains(QStringLiteral("decision: deny")));
+  // `process:` names an identity, never the name a process chose: a copy of
+  // rm elsewhere is no system program (the rule then holds for any process),
+  // and a process the policy already knows goes by its identity.
+  auto copy = std::make_shared<ProcessInfo>(*a.row.ev.proc);
+  copy->comm = "rm";
+  copy->exe = "/tmp/rm";
+  a.row.ev.proc = copy;
+  QString anyone = proposeRule(a, true, ctx);
+  QVERIFY2(!anyone.contains(QStringLiteral("    process: [")), qPrintable(anyone));
+  QVERIFY2(anyone.contains(QStringLiteral("# for any process: its program \"/tmp/rm\" is not a system program")),
+           qPrintable(anyone));
+  copy->names = {"git"};
+  QVERIFY(proposeRule(a, true, ctx).contains(QStringLiteral("    process: [\"git\"]\n")));
   QCOMPARE(QString::fromStdString(exactGlob("/p/${HOME}/\xff")), QStringLiteral("/p/?\\{HOME\\}/?"));
   QCOMPARE(yamlQuote("a\"b\\c\nd"), QStringLiteral("\"a\\\"b\\\\c\\x0ad\""));
 }
@@ -277,10 +290,12 @@ void PromptTest::alwaysWritesALoadableRule() {
   ev.path = "/p/keep/a.txt";
   auto p = std::make_shared<ProcessInfo>();
   p->comm = "rm";
+  p->exe = "/usr/bin/rm";
+  p->names = {"rm"};  // what the supervisor finds /usr/bin/rm to be under this policy
   ev.proc = p;
   Verdict v = decide(*r.policy, ev);
   QCOMPARE(v.decision, Decision::Allow);
-  QVERIFY(QString::fromStdString(v.rule_id).startsWith(QStringLiteral("gui-allow-file-delete-")));
+  QVERIFY2(QString::fromStdString(v.rule_id).startsWith(QStringLiteral("gui-allow-file-delete-")), v.rule_id.c_str());
   ev.path = "/p/keep/b.txt";  // exactly that file, nothing more
   QVERIFY(decide(*r.policy, ev).rule_id.empty());
 
