@@ -50,7 +50,7 @@ SelfProtection session_protection(const std::string& db_path, const std::vector<
   std::string db = db_path;
   char cwd[PATH_MAX];
   if (!db.empty() && db[0] != '/' && getcwd(cwd, sizeof cwd)) db = std::string(cwd) + "/" + db;
-  for (const char* suffix : {"", "-wal", "-shm", "-journal"}) sp.protected_files.push_back(db + suffix);
+  sp.add_trail(db);
   for (const auto& f : policy_files) sp.protected_files.push_back(f);
   if (const char* rt = getenv("XDG_RUNTIME_DIR"); rt && *rt)
     sp.protected_dirs.push_back(std::string(rt) + "/cottonbox");
@@ -61,7 +61,9 @@ SelfProtection snapshot_protection(const PolicySnapshot& snap, const std::vector
   SelfProtection sp;
   for (const auto& f : snap.protected_files) {
     bool was_policy = std::any_of(snap.files.begin(), snap.files.end(), [&](const auto& nt) { return nt.first == f; });
-    if (!was_policy) sp.protected_files.push_back(f);
+    if (was_policy) continue;
+    sp.protected_files.push_back(f);
+    sp.trail_files.push_back(f);  // the database and its companions
   }
   for (const auto& f : policy_files) sp.protected_files.push_back(f);
   sp.protected_dirs = snap.protected_dirs;
@@ -76,9 +78,8 @@ Result<Policy> compile_snapshot(const PolicySnapshot& snap, const std::string& e
   if (!expected_hash.empty() && r.policy->hash != expected_hash)
     return Error{0,
                  "the recorded policy texts load to sha256 " + r.policy->hash + ", not the session's " + expected_hash};
-  SelfProtection sp;
-  sp.protected_files = snap.protected_files;
-  sp.protected_dirs = snap.protected_dirs;
+  SelfProtection sp = snapshot_protection(snap, {});
+  for (const auto& [name, text] : snap.files) sp.protected_files.push_back(name);
   add_self_protection(*r.policy, sp);
   return std::move(*r.policy);
 }

@@ -51,7 +51,7 @@ int run_check(const std::vector<std::string>& policy_files, const std::map<std::
 
   // The same built-ins `run` adds, for the same files.
   SelfProtection sp;
-  for (const char* suffix : {"", "-wal", "-shm", "-journal"}) sp.protected_files.push_back(db_path + suffix);
+  sp.add_trail(db_path);
   for (auto& f : p->files) sp.protected_files.push_back(f);
   if (const char* rt = getenv("XDG_RUNTIME_DIR"); rt && *rt)
     sp.protected_dirs.push_back(std::string(rt) + "/cottonbox");
@@ -67,6 +67,7 @@ int run_check(const std::vector<std::string>& policy_files, const std::map<std::
   in.mount_layer = true;  // user namespaces or root; `run` falls back and says so if not
   in.ebpf = in.root;
   in.self_files = sp.protected_files;
+  in.trail_files = sp.trail_files;
   in.blocker_file = "(an empty read-only file)";  // shown, never mounted here
   in.hidden_dirs = sp.protected_dirs;
   Plan plan = make_plan(*p, in);

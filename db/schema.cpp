@@ -379,7 +379,11 @@ Result<Ok> ensure_schema(sql::Database& db, const std::string& path, bool create
     // ENODATA for a file with nothing in it yet (made where O_TMPFILE is
     // missing, and not filled yet): a follower waits for it to fill.
     auto tables = db.query_int("SELECT count(*) FROM sqlite_schema");
-    return Error{tables && *tables == 0 ? ENODATA : 0, path + " is not a cottonbox audit database (no schema version)"};
+    if (tables && *tables == 0)
+      return Error{ENODATA, path +
+                                " is not a cottonbox audit database yet: it is empty (inside a cottonbox session, the "
+                                "session's own audit trail is hidden from it)"};
+    return Error{0, path + " is not a cottonbox audit database (no schema version)"};
   }
 
   // Two supervisors may start at once on a new file: decide under the write lock.

@@ -107,6 +107,7 @@ int apply_mount(const MountOp& op) {
       if (mount("tmpfs", p, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=4k,mode=0500")) return -1;
       return set_mount_attr(p, MOUNT_ATTR_RDONLY, false);
     case MountKind::BlockNode:
+    case MountKind::HideFile:
       if (mount(op.source.c_str(), p, nullptr, MS_BIND, nullptr)) return -1;
       return set_mount_attr(p, MOUNT_ATTR_RDONLY, false);
     case MountKind::Proc: return mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr);

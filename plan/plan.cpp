@@ -88,6 +88,7 @@ HostQuery plan_query(const Policy& p, const PlanInput& in) {
   for (const StaticDenial& sd : static_denials(p)) ask(sd.root);
   for (const auto& d : protected_directories(p, kFileMutate, true)) ask(d);
   for (const auto& f : in.self_files) ask(f);
+  for (const auto& f : in.trail_files) ask(f);
   for (const auto& d : in.hidden_dirs) ask(d);
   for (const char* k : kKernelTrees) ask(k);
   for (const char* k : kRawMemory) ask(k);
@@ -151,9 +152,17 @@ Plan make_plan(const Policy& p, const PlanInput& in, const HostFacts& host) {
                            "the rules on it apply there too");
     }
   }
+  // The trail is hidden: an empty read-only file in its place is read-only
+  // too.
+  auto hides = [&](const std::string& f) {
+    return in.mount_layer && !in.blocker_file.empty() && host.path(f).exists &&
+           std::find(in.trail_files.begin(), in.trail_files.end(), f) != in.trail_files.end();
+  };
   if (in.mount_layer) {
+    for (const auto& f : in.trail_files)
+      if (hides(f)) plan.mounts.push_back({MountKind::HideFile, f, in.blocker_file, false});
     for (const auto& f : in.self_files)
-      if (host.path(f).exists) plan.mounts.push_back({MountKind::RoBind, f, "", false});
+      if (host.path(f).exists && !hides(f)) plan.mounts.push_back({MountKind::RoBind, f, "", false});
     for (const auto& d : in.hidden_dirs)
       if (host.is_dir(d)) plan.mounts.push_back({MountKind::HideDir, d, "", false});
   }
@@ -233,15 +242,20 @@ Plan make_plan(const Policy& p, const PlanInput& in, const HostFacts& host) {
   if (keeps)
     plan.notes.push_back("what allowed calls destroy is kept for undo: they are carried out by the supervisor");
   ActionMask notify = need;
+  // What each deny/ask rule still needs the supervisor for, in rule order.
+  std::vector<ActionMask> rule_notified;
   for (const Rule& r : p.rules) {
     ActionMask decidable = (r.decision == Decision::Deny || r.decision == Decision::Ask) ? r.actions : 0;
     if (!decidable) continue;
     RuleLayer rl{r.id, Enforcement::Notify, ""};
     ActionMask by_mount = 0;
     int trees = 0;
+    // A read-only tree refuses creation and links into it as well; a rule
+    // that denies those too is enforced there exactly.  (A rule that allows
+    // them has them carried out by the supervisor.)
     for (const auto& m : plan.mounted)
       if (m.rule_id == r.id) {
-        by_mount |= m.actions & kRoBlocks;
+        by_mount |= m.actions & (kRoBlocks | bit(Action::FileCreate) | bit(Action::FileLink));
         ++trees;
       }
     bool fully_mounted = trees > 0 && trees == rule_path_count(r) && !r.when && r.processes.empty();
@@ -259,6 +273,15 @@ Plan make_plan(const Policy& p, const PlanInput& in, const HostFacts& host) {
     } else if (r.kind == Builtin::SelfProtectFiles && in.mount_layer && in.ebpf) {
       rl.layer = Enforcement::Mount;
       rl.detail = "the audit database and policy files are read-only in the session";
+    } else if (r.kind == Builtin::SelfProtectTrail && !r.paths.empty() &&
+               std::all_of(r.paths.begin(), r.paths.end(), [&](const Glob& g) {
+                 return std::any_of(in.trail_files.begin(), in.trail_files.end(), [&](const std::string& f) {
+                   return hides(f) && g.text() == Glob::escape(f);
+                 });
+               })) {
+      // Nothing to refuse, so nothing to record: a read finds an empty file.
+      rl.layer = Enforcement::Mount;
+      rl.detail = "the audit database is hidden in the session (an empty read-only file in its place)";
     } else if (r.kind == Builtin::SelfProtectControl && in.mount_layer && in.ebpf) {
       rl.layer = Enforcement::Mount;
       rl.detail = "the control socket directory is hidden in the session";
@@ -272,6 +295,13 @@ Plan make_plan(const Policy& p, const PlanInput& in, const HostFacts& host) {
       rl.layer = Enforcement::Notify;
       rl.detail = "decided by the supervisor as it happens";
     }
+    ActionMask notified = decidable;
+    if (rl.layer == Enforcement::Mount) notified = 0;
+    // Only the actions the mounts leave over: the supervisor is not asked
+    // about every delete of the session for a rule whose trees refuse them.
+    else if (fully_mounted && rl.layer == Enforcement::MountAndNotify && !host_view && in.ebpf)
+      notified = decidable & ~by_mount;
+    rule_notified.push_back(notified);
     plan.layers.push_back(std::move(rl));
   }
   // ---- allowed actions the kernel may carry out itself
@@ -335,13 +365,7 @@ Plan make_plan(const Policy& p, const PlanInput& in, const HostFacts& host) {
   // entirely enforced by mounts (or the default is deny/ask).
   ActionMask still = 0;
   if (p.default_decision == Decision::Deny || p.default_decision == Decision::Ask) still = kAllActions;
-  for (size_t i = 0, li = 0; i < p.rules.size(); ++i) {
-    const Rule& r = p.rules[i];
-    if (!(r.decision == Decision::Deny || r.decision == Decision::Ask)) continue;
-    const RuleLayer& rl = plan.layers[li++];
-    if (rl.layer == Enforcement::Mount) continue;
-    still |= r.actions;
-  }
+  for (ActionMask m : rule_notified) still |= m;
   if (!in.ebpf) still |= actions_logged(p);
   if (keeps) still |= kDestroys;
   notify = still;

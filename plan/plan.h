@@ -25,6 +25,7 @@ enum class MountKind : uint8_t {
   RoBind,     // bind `path` onto itself read-only (recursively for a directory)
   HideDir,    // an empty private tmpfs over directory `path`
   BlockNode,  // bind the read-only empty file `source` over device node `path`
+  HideFile,   // bind the read-only empty file `source` over the file `path`
   Proc,       // a fresh procfs on /proc for the session's pid namespace
 };
 
@@ -39,8 +40,9 @@ struct PlanInput {
   bool mount_layer = true;               // a private mount namespace is available
   bool root = false;                     // the command runs as root: kernel interfaces, raw disks
   std::vector<std::string> self_files;   // audit db and its -wal/-shm, policy files
+  std::vector<std::string> trail_files;  // those of them hidden (the audit db and its companions)
   std::vector<std::string> hidden_dirs;  // control socket directories
-  std::string blocker_file;              // an empty read-only file bound over raw disk nodes
+  std::string blocker_file;              // an empty read-only file bound over raw disk nodes and the trail
   bool ebpf = false;                     // the tracer records what is not notified
   bool observe = false;                  // --observe: policy trees are not made read-only
   bool ebpf_only = false;                // --tracer ebpf: no decisions as they happen, only kernel layers

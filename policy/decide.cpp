@@ -15,6 +15,7 @@ using match_detail::process_matches;
 constexpr std::string_view kSelfProtectFiles = "cottonbox:self-protect-files";
 constexpr std::string_view kSelfProtectControl = "cottonbox:self-protect-control";
 constexpr std::string_view kSelfProtectConfig = "cottonbox:self-protect-config";
+constexpr std::string_view kSelfProtectTrail = "cottonbox:self-protect-trail";
 
 using match_detail::host_matches;
 using match_detail::port_matches;
@@ -155,7 +156,8 @@ ActionMask actions_logged(const Policy& p) {
 void add_self_protection(Policy& p, const SelfProtection& sp) {
   // Idempotent: a second call replaces the first call's rules.
   std::erase_if(p.rules, [](const Rule& r) {
-    return r.kind == Builtin::SelfProtectFiles || r.kind == Builtin::SelfProtectControl ||
+    return r.kind == Builtin::SelfProtectFiles || r.kind == Builtin::SelfProtectTrail ||
+           r.kind == Builtin::SelfProtectControl ||
            r.kind == Builtin::SelfProtectConfig;
   });
   std::vector<Rule> front;
@@ -173,6 +175,17 @@ void add_self_protection(Policy& p, const SelfProtection& sp) {
     r.message = "the audit trail and the policy of this session cannot be modified";
     r.kind = Builtin::SelfProtectFiles;
     // Never a rule without paths: that would deny every file mutation.
+    if (!r.paths.empty()) front.push_back(std::move(r));
+  }
+  if (!sp.trail_files.empty()) {
+    Rule r;
+    r.id = kSelfProtectTrail;
+    r.actions = bit(Action::FileRead);
+    for (const auto& f : sp.trail_files)
+      if (!f.empty()) add_glob(r, Glob::escape(f));
+    r.decision = Decision::Deny;
+    r.message = "this session's own audit trail cannot be read from it";
+    r.kind = Builtin::SelfProtectTrail;
     if (!r.paths.empty()) front.push_back(std::move(r));
   }
   if (!sp.protected_dirs.empty()) {

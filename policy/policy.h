@@ -40,7 +40,7 @@ std::string format_diagnostic(const Diagnostic& d);
 // Which of cottonbox's own rules a rule is: the planner enforces each in a
 // layer of its own (the audit database read-only, the control socket's
 // directory hidden).
-enum class Builtin : uint8_t { None, SelfProtectFiles, SelfProtectControl, SelfProtectConfig, Guard };
+enum class Builtin : uint8_t { None, SelfProtectFiles, SelfProtectTrail, SelfProtectControl, SelfProtectConfig, Guard };
 
 struct Rule {
   std::string id;
@@ -131,11 +131,23 @@ LoadResult load_policy_text(const std::vector<std::pair<std::string, std::string
 // Rules cottonbox puts before every user rule and which no rule can override.
 struct SelfProtection {
   std::vector<std::string> protected_files;  // audit db (+ -wal/-shm/-journal), policy files
+  // The session's own audit trail (the database and its companions): not
+  // even read from the session, so that nothing in it (an agent, an MCP
+  // server it starts) learns what was recorded or asked about it.
+  std::vector<std::string> trail_files;
   std::vector<std::string> protected_dirs;   // control socket directories, the tracer's cache
   // What cottonbox would load next time, existing or not: the user's rules
   // directory, the default rules, what sets XDG_CONFIG_HOME for later
   // logins.  Neither created, changed, moved nor removed from a session.
   std::vector<std::string> config_paths;
+
+  // The audit database `db` and its companions: read-only and hidden.
+  void add_trail(const std::string& db) {
+    for (const char* suffix : {"", "-wal", "-shm", "-journal"}) {
+      protected_files.push_back(db + suffix);
+      trail_files.push_back(db + suffix);
+    }
+  }
 };
 void add_self_protection(Policy& p, const SelfProtection& sp);
 

@@ -130,6 +130,22 @@ std::string user_rules_path() {
   return getenv_or("XDG_CONFIG_HOME", home_dir() + "/.config") + "/cottonbox/rules.yaml";
 }
 
+// Makes `dir` and its missing parents, each owned like the directory it is
+// made in (root's session must not leave root-owned directories in a
+// user's home).  Best effort: what cannot be made stays the supervisor's.
+static void make_dir_like_parent(const std::string& dir) {
+  if (dir.size() < 2 || dir[0] != '/') return;
+  struct stat st{};
+  if (lstat(dir.c_str(), &st) == 0) return;
+  std::string parent = dir.substr(0, dir.rfind('/'));
+  if (parent.empty()) parent = "/";
+  make_dir_like_parent(parent);
+  struct stat ps{};
+  if (stat(parent.c_str(), &ps) != 0 || !S_ISDIR(ps.st_mode)) return;
+  if (mkdir(dir.c_str(), 0700) != 0) return;
+  if (ps.st_uid != getuid() || ps.st_gid != getgid()) (void)lchown(dir.c_str(), ps.st_uid, ps.st_gid);
+}
+
 std::vector<std::string> config_paths() {
   std::string home = home_dir();
   std::string user_dir = user_rules_path();
@@ -263,22 +279,29 @@ int run_session(const RunOptions& o) {
   }
 
   SelfProtection sp;
-  for (const char* suffix : {"", "-wal", "-shm", "-journal"}) sp.protected_files.push_back(db_path + suffix);
+  sp.add_trail(db_path);
   for (auto& f : files) sp.protected_files.push_back(f);
   sp.protected_dirs = hidden;
   sp.config_paths = config_paths();
+  // A configuration directory not made yet could be guarded only call by
+  // call (every mutation of the session notified, in case it is the one
+  // that makes it).  Made empty now, each is one read-only mount.
+  if (!o.observe)
+    for (const auto& c : sp.config_paths) make_dir_like_parent(c);
   add_self_protection(*policy, sp);
 
-  // An empty read-only file to bind over raw disk nodes in the session;
-  // removed once the mounts are made, or on any way out before.
-  TempFile blocker_file;
-  if (root) blocker_file = TempFile::make("/tmp/cottonbox-blocker.XXXXXX", 0);
+  // An empty read-only file to bind over raw disk nodes and the audit trail
+  // in the session; removed once the mounts are made, or on any way out
+  // before.
+  TempFile blocker_file = TempFile::make("/tmp/cottonbox-blocker.XXXXXX", 0);
   const std::string& blocker = blocker_file.path();
 
   PlanInput pin;
   pin.root = root;
   for (auto& f : sp.protected_files)
     if (access(f.c_str(), F_OK) == 0) pin.self_files.push_back(f);
+  for (auto& f : sp.trail_files)
+    if (access(f.c_str(), F_OK) == 0) pin.trail_files.push_back(f);
   pin.hidden_dirs = hidden;
   pin.blocker_file = blocker;
   pin.observe = o.observe;

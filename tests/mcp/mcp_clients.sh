@@ -122,6 +122,15 @@ assert [x.get("error", {}).get("code") for x in r[:3]] == [-32700, -32600, -3260
 assert r[3] == {"jsonrpc": "2.0", "id": 2, "result": {}}, r[3]
 PY
 
+# A session's own trail is hidden from its processes: an agent that starts
+# the MCP server inside the session learns nothing recorded about it.
+"$cb" run --policy policy.yaml --db "$db" --ask deny -q -- \
+    timeout 120 "$inspector" --cli "$cb" mcp --db "$db" --method tools/call --tool-name list_sessions \
+    > "$work/inside.out" 2>"$work/insp.err" || true
+check "inside its own session" \
+    'r["isError"] and "hidden" in r["content"][0]["text"] and "sessions" not in r.get("structuredContent", {})' \
+    < "$work/inside.out"
+
 # The official SDK client.
 sargs=$(printf '{"session": 1, "huge_session": 2, "huge_count": %d, "denied_event": %d, "policy_file": "%s", "protected": "%s"}' \
     "$huge" "$denied" "$work/policy.yaml" "$work/prot")
