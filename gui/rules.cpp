@@ -59,14 +59,14 @@ std::string identityName(const ProcessInfo& p) {
   if (!p.names.empty()) return p.names.front();
   if (p.exe.empty() || p.exe.front() != '/') return {};
   std::string base = p.exe.substr(p.exe.rfind('/') + 1);
-  struct stat exe{};
+  struct stat exe {};
   if (base.empty() || stat(p.exe.c_str(), &exe) != 0) return {};
   std::string_view dirs = kSystemPath;
   while (!dirs.empty()) {
     size_t colon = dirs.find(':');
     std::string candidate = std::string(dirs.substr(0, colon)) + "/" + base;
     dirs = colon == std::string_view::npos ? std::string_view{} : dirs.substr(colon + 1);
-    struct stat st{};
+    struct stat st {};
     if (stat(candidate.c_str(), &st) != 0) continue;
     return st.st_dev == exe.st_dev && st.st_ino == exe.st_ino ? base : std::string{};
   }

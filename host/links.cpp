@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <sys/stat.h>
+#include <algorithm>
 
 namespace cb {
 
@@ -59,10 +60,21 @@ LinkIndex::~LinkIndex() {
   if (thread_.joinable()) thread_.join();
 }
 
-const InodeAliases& LinkIndex::wait() const {
+std::vector<std::string> LinkIndex::names_of(uint64_t key) const {
   std::unique_lock lk(mu_);
   cv_.wait(lk, [this] { return ready_; });
-  return map_;
+  std::vector<std::string> out;
+  if (auto it = map_.find(key); it != map_.end()) out = it->second;
+  if (auto it = added_.find(key); it != added_.end())
+    for (const auto& p : it->second)
+      if (std::find(out.begin(), out.end(), p) == out.end()) out.push_back(p);
+  return out;
+}
+
+void LinkIndex::add(uint64_t key, std::string path) {
+  std::lock_guard lk(mu_);
+  auto& names = added_[key];
+  if (std::find(names.begin(), names.end(), path) == names.end()) names.push_back(std::move(path));
 }
 
 }  // namespace cb

@@ -1,6 +1,6 @@
 // Hard links: other names of files under protected trees, made before the
-// session.  Writing any name of a file writes the protected one, so writes
-// through them are judged by inode.
+// session or by it.  Writing any name of a file writes the protected one, so
+// writes through them are judged by inode.
 #pragma once
 
 #include <sys/types.h>
@@ -37,14 +37,19 @@ class LinkIndex {
   LinkIndex(const LinkIndex&) = delete;
   LinkIndex& operator=(const LinkIndex&) = delete;
 
-  const InodeAliases& wait() const;
+  // The known names of inode `key` (waiting for the walk to end).
+  std::vector<std::string> names_of(uint64_t key) const;
+  // A name `path` the inode `key` had when the session linked it elsewhere:
+  // from then on, a write through the new name is a write to `path` too.
+  void add(uint64_t key, std::string path);
 
  private:
   mutable std::mutex mu_;
   mutable std::condition_variable cv_;
   bool ready_ = false;
   std::atomic<bool> stop_{false};
-  InodeAliases map_;
+  InodeAliases map_;    // the walk's, complete once ready_
+  InodeAliases added_;  // the session's own links, from the start
   std::thread thread_;
 };
 

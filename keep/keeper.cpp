@@ -316,6 +316,7 @@ Snapshot Keeper::keep_content_fd(int fd, Snapshot s, const std::string& why_not_
       s.seq = earlier;
       s.kept = Kept::Metadata;
       s.reason = "kept before this command changed it (record " + std::to_string(earlier) + ")";
+      s.repeat = true;
       std::lock_guard<std::mutex> g(mu_);
       ++stats_.repeated;
       return s;
@@ -388,6 +389,13 @@ Snapshot Keeper::keep_before_overwrite_fd(int fd, const Context& ctx) {
   return keep_content_fd(rd.get(), std::move(s), "");
 }
 
+void Keeper::also_as(const Snapshot& kept, const std::string& path) {
+  if (kept.kept == Kept::NotKept || kept.repeat || kept.path == path) return;
+  Snapshot s = kept;
+  s.path = path;
+  record(std::move(s));
+}
+
 Snapshot Keeper::keep_metadata(int dirfd, const char* name, const Context& ctx) {
   struct stat st;
   if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
@@ -418,6 +426,7 @@ Snapshot Keeper::keep_metadata_of(Snapshot s, const struct stat& st, const std::
     s.seq = earlier;
     s.kept = Kept::Metadata;
     s.reason = "kept before this command changed it (record " + std::to_string(earlier) + ")";
+    s.repeat = true;
     std::lock_guard<std::mutex> g(mu_);
     ++stats_.repeated;
     return s;

@@ -72,6 +72,11 @@ class Keeper {
   Snapshot keep_metadata(int dirfd, const char* name, const Context& ctx);
   Snapshot keep_metadata_fd(int fd, const Context& ctx);
 
+  // What `kept` holds, recorded again for another name of the same inode (a
+  // hard link): undo gives the content back under that name too.  Nothing
+  // when `kept` holds nothing new (not kept, or a repeat within a command).
+  void also_as(const Snapshot& kept, const std::string& path);
+
   // The call creates `ctx.path`, which did not exist: nothing is kept, the
   // record lets undo --created remove it.  `dirfd` is its parent (-1: not
   // known), whose metadata is recorded as keep_before_entries_change does.

@@ -96,6 +96,9 @@ struct Snapshot {
   std::string object;  // "s:<name>" (staging) or "o:<sha256>" (settled); empty when no content
   std::string sha256;  // the content's hash once known
   std::string reason;  // why not kept, or what is not exact about the keep
+  // Not written: an earlier record of the same command holds the state
+  // (never in the journal; the keeper's answer only).
+  bool repeat = false;
 };
 
 // Whether `changes` may say "can be undone" for this record.

@@ -60,11 +60,8 @@ Result<UniqueFd> target_fd_object(const Call& call, int fd, bool real_fd, const 
 
 void add_inode_aliases(Facet& f, const struct stat& st, const ClassifyEnv& env) {
   if (!env.links || st.st_nlink < 2 || S_ISDIR(st.st_mode)) return;
-  const InodeAliases& inodes = env.links->wait();
-  auto it = inodes.find(inode_key(st.st_dev, st.st_ino));
-  if (it == inodes.end()) return;
-  for (const auto& p : it->second)
-    if (p != f.path) f.aliases.push_back(p);
+  for (auto& p : env.links->names_of(inode_key(st.st_dev, st.st_ino)))
+    if (p != f.path) f.aliases.push_back(std::move(p));
 }
 
 Facet facet(Action a, std::string path, bool is_dir) {

@@ -99,7 +99,7 @@ struct Classified {
 // Facts the classifier needs from the supervisor.
 struct ClassifyEnv {
   const std::vector<ProtectedDevice>* devices = nullptr;
-  const LinkIndex* links = nullptr;  // hard links that existed before the session
+  const LinkIndex* links = nullptr;  // other names of files: made before the session, or by it
   pid_t self_pid = 0;                // the supervisor (visible to the command only without a pid namespace)
   int target_pidfd = -1;             // the calling process (for pidfd_getfd of its fds)
 };

@@ -275,9 +275,8 @@ Plan make_plan(const Policy& p, const PlanInput& in, const HostFacts& host) {
       rl.detail = "the audit database and policy files are read-only in the session";
     } else if (r.kind == Builtin::SelfProtectTrail && !r.paths.empty() &&
                std::all_of(r.paths.begin(), r.paths.end(), [&](const Glob& g) {
-                 return std::any_of(in.trail_files.begin(), in.trail_files.end(), [&](const std::string& f) {
-                   return hides(f) && g.text() == Glob::escape(f);
-                 });
+                 return std::any_of(in.trail_files.begin(), in.trail_files.end(),
+                                    [&](const std::string& f) { return hides(f) && g.text() == Glob::escape(f); });
                })) {
       // Nothing to refuse, so nothing to record: a read finds an empty file.
       rl.layer = Enforcement::Mount;
@@ -403,7 +402,10 @@ Plan make_plan(const Policy& p, const PlanInput& in, const HostFacts& host) {
   // the mounts answer them wholly: the supervisor would only let them
   // continue (notify/carry.h), and the tracer's record is their row.
   // Symlinks stay: a new one may repoint a name the short way remembers.
-  if (in.ebpf && !in.observe && plan.alias_of.empty() &&
+  // So do hard links where writes are judged: the supervisor learns each
+  // new name of a file before anything can write through it.
+  bool writes_judged = f.has(Gate::WriteOpens) || f.has(Gate::Truncates) || f.has(Gate::Attrs);
+  if (in.ebpf && !in.observe && plan.alias_of.empty() && !writes_judged &&
       short_way_allowed(plan.kernel_carried, CarryShape{CarryShape::Link, 0, 0, false}))
     f.set(Gate::HardLinks, false);
   if (!plan.inodes.empty() || !plan.link_trees.empty()) {

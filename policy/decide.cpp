@@ -102,6 +102,13 @@ Verdict decide(const Policy& p, const Event& ev) {
     return *from_path;
   };
   bool destroys = a & kDestroys;
+  // Other names of the same file (hard links) are in scope as the file is:
+  // truncating a kept file through a link elsewhere destroys the kept one.
+  auto in_scope = [&] {
+    if (in_keep_scope(p.keep, ev.path)) return true;
+    return std::any_of(ev.aliases.begin(), ev.aliases.end(),
+                       [&](const std::string& alias) { return in_keep_scope(p.keep, alias); });
+  };
   for (const auto& r : p.rules) {
     if (!(r.actions & a)) continue;
     if (!r.paths.empty() && !path_matches(r, ev)) continue;
@@ -110,11 +117,11 @@ Verdict decide(const Policy& p, const Event& ev) {
     if (!r.processes.empty() && !process_matches(r, ev)) continue;
     if (r.when && !eval_expr(*r.when, ev)) continue;
     Verdict v{r.decision, r.id, r.message, r.builtin()};
-    v.keep = destroys && (r.keep ? *r.keep : in_keep_scope(p.keep, ev.path));
+    v.keep = destroys && (r.keep ? *r.keep : in_scope());
     return v;
   }
   Verdict v{p.default_decision, {}, {}, false};
-  v.keep = destroys && in_keep_scope(p.keep, ev.path);
+  v.keep = destroys && in_scope();
   return v;
 }
 
@@ -157,8 +164,7 @@ void add_self_protection(Policy& p, const SelfProtection& sp) {
   // Idempotent: a second call replaces the first call's rules.
   std::erase_if(p.rules, [](const Rule& r) {
     return r.kind == Builtin::SelfProtectFiles || r.kind == Builtin::SelfProtectTrail ||
-           r.kind == Builtin::SelfProtectControl ||
-           r.kind == Builtin::SelfProtectConfig;
+           r.kind == Builtin::SelfProtectControl || r.kind == Builtin::SelfProtectConfig;
   });
   std::vector<Rule> front;
   auto add_glob = [](Rule& r, const std::string& pattern) {

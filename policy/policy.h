@@ -131,15 +131,15 @@ LoadResult load_policy_text(const std::vector<std::pair<std::string, std::string
 // Rules cottonbox puts before every user rule and which no rule can override.
 struct SelfProtection {
   std::vector<std::string> protected_files;  // audit db (+ -wal/-shm/-journal), policy files
-  // The session's own audit trail (the database and its companions): not
-  // even read from the session, so that nothing in it (an agent, an MCP
-  // server it starts) learns what was recorded or asked about it.
-  std::vector<std::string> trail_files;
-  std::vector<std::string> protected_dirs;   // control socket directories, the tracer's cache
+  std::vector<std::string> protected_dirs;  // control socket directories, the tracer's cache
   // What cottonbox would load next time, existing or not: the user's rules
   // directory, the default rules, what sets XDG_CONFIG_HOME for later
   // logins.  Neither created, changed, moved nor removed from a session.
   std::vector<std::string> config_paths;
+  // The session's own audit trail (the database and its companions): not
+  // even read from the session, so that nothing in it (an agent, an MCP
+  // server it starts) learns what was recorded or asked about it.
+  std::vector<std::string> trail_files;
 
   // The audit database `db` and its companions: read-only and hidden.
   void add_trail(const std::string& db) {

@@ -135,12 +135,12 @@ std::string user_rules_path() {
 // user's home).  Best effort: what cannot be made stays the supervisor's.
 static void make_dir_like_parent(const std::string& dir) {
   if (dir.size() < 2 || dir[0] != '/') return;
-  struct stat st{};
+  struct stat st {};
   if (lstat(dir.c_str(), &st) == 0) return;
   std::string parent = dir.substr(0, dir.rfind('/'));
   if (parent.empty()) parent = "/";
   make_dir_like_parent(parent);
-  struct stat ps{};
+  struct stat ps {};
   if (stat(parent.c_str(), &ps) != 0 || !S_ISDIR(ps.st_mode)) return;
   if (mkdir(dir.c_str(), 0700) != 0) return;
   if (ps.st_uid != getuid() || ps.st_gid != getgid()) (void)lchown(dir.c_str(), ps.st_uid, ps.st_gid);
@@ -483,8 +483,9 @@ int run_session(const RunOptions& o) {
   }
   // Started once the command runs: the walk overlaps the session instead of
   // delaying its start.
+  // Always one: the session's own hard links are added as it makes them.
   std::unique_ptr<LinkIndex> links;
-  if (!plan.inodes.empty()) {
+  if (plan.link_trees.empty()) {
     links = std::make_unique<LinkIndex>(std::move(plan.inodes));
   } else if (!plan.link_trees.empty()) {
     constexpr size_t kLinkWalkLimit = 200000;

@@ -81,23 +81,32 @@ std::string KeepCalls::before(const Classified& c, uint64_t proc_id, uint64_t ev
     UniqueFd host = host_view_of(dirfd, path);
     note(keeper_->keep_before_unlink(host ? host.get() : dirfd, name.c_str(), ctx));
   };
+  // What is kept under the facet's name is kept under the file's other
+  // names (hard links) too: truncating a kept file through a link made
+  // elsewhere is undone where the file was.
+  auto all_names = [&](const keep::Snapshot& s, const Facet& f) {
+    note(s);
+    for (const auto& alias : f.aliases)
+      if (!alias.empty() && alias[0] == '/') keeper_->also_as(s, alias);
+  };
   // Content changed in place: through the name (opens) or the open file.
-  auto overwrite = [&](keep::Op o, const std::string& path) {
+  auto overwrite = [&](keep::Op o, const Facet& f) {
     Look l = op.obj ? look_at(op.obj.get(), "", AT_EMPTY_PATH, started_ns_)
                     : look_at(op.dir.get(), op.name.c_str(), 0, started_ns_);
     if (!l.ok || l.born || !S_ISREG(l.mode)) return;  // a device, a FIFO: nothing stored to lose
     ctx.op = o;
-    ctx.path = path;
-    note(op.obj ? keeper_->keep_before_overwrite_fd(op.obj.get(), ctx)
-                : keeper_->keep_before_overwrite(op.dir.get(), op.name.c_str(), ctx));
+    ctx.path = f.path;
+    all_names(op.obj ? keeper_->keep_before_overwrite_fd(op.obj.get(), ctx)
+                     : keeper_->keep_before_overwrite(op.dir.get(), op.name.c_str(), ctx),
+              f);
   };
-  auto metadata = [&](keep::Op o, const std::string& path) {
+  auto metadata = [&](keep::Op o, const Facet& f) {
     if (!op.obj) return;
     Look l = look_at(op.obj.get(), "", AT_EMPTY_PATH, started_ns_);
     if (!l.ok || l.born) return;
     ctx.op = o;
-    ctx.path = path;
-    note(keeper_->keep_metadata_fd(op.obj.get(), ctx));
+    ctx.path = f.path;
+    all_names(keeper_->keep_metadata_fd(op.obj.get(), ctx), f);
   };
 
   const Facet& f0 = c.facets[0];
@@ -123,32 +132,32 @@ std::string KeepCalls::before(const Classified& c, uint64_t proc_id, uint64_t ev
     case OpKind::Open:
       if (!kept(0)) break;
       if (f0.action == Action::FileTruncate)
-        overwrite(keep::Op::OpenTrunc, f0.path);
+        overwrite(keep::Op::OpenTrunc, f0);
       else if (f0.action == Action::FileWrite)
-        overwrite(keep::Op::WriteOpen, f0.path);
+        overwrite(keep::Op::WriteOpen, f0);
       break;
     case OpKind::Truncate:
     case OpKind::FdTruncate:
-      if (kept(0)) overwrite(keep::Op::Truncate, f0.path);
+      if (kept(0)) overwrite(keep::Op::Truncate, f0);
       break;
     case OpKind::FdFallocate:
       // Plain allocation destroys nothing; these move or zero bytes.
       if (kept(0) && (op.flags & (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_COLLAPSE_RANGE | FALLOC_FL_ZERO_RANGE |
                                   FALLOC_FL_INSERT_RANGE)))
-        overwrite(keep::Op::Fallocate, f0.path);
+        overwrite(keep::Op::Fallocate, f0);
       break;
     case OpKind::Chmod:
-      if (kept(0)) metadata(keep::Op::Chmod, f0.path);
+      if (kept(0)) metadata(keep::Op::Chmod, f0);
       break;
     case OpKind::Chown:
-      if (kept(0)) metadata(keep::Op::Chown, f0.path);
+      if (kept(0)) metadata(keep::Op::Chown, f0);
       break;
     case OpKind::Utimens:
-      if (kept(0)) metadata(keep::Op::Utimes, f0.path);
+      if (kept(0)) metadata(keep::Op::Utimes, f0);
       break;
     case OpKind::SetXattr:
     case OpKind::RemoveXattr:
-      if (kept(0)) metadata(keep::Op::Xattr, f0.path);
+      if (kept(0)) metadata(keep::Op::Xattr, f0);
       break;
     default: break;
   }

@@ -323,6 +323,19 @@ std::optional<EventRow> NotifyPath::short_way_row(const Call& call, ProcessEntry
   return row;
 }
 
+// A hard link the session makes is another name of its source from now
+// on: a write through it is judged, and kept, under the source's name too
+// (a protected file linked into /tmp and truncated there).  Noted before
+// the link exists, so that no write through it can come first; a link that
+// then fails leaves a name the inode had anyway.
+void NotifyPath::note_link(const Classified& c) {
+  if (!opts_.links || c.op.kind != OpKind::Link || c.facets.empty() || c.facets[0].target.empty()) return;
+  struct stat st {};
+  int rc = c.op.obj ? fstat(c.op.obj.get(), &st) : fstatat(c.op.dir.get(), c.op.name.c_str(), &st, AT_SYMLINK_NOFOLLOW);
+  if (rc != 0 || !S_ISREG(st.st_mode)) return;
+  opts_.links->add(inode_key(st.st_dev, st.st_ino), c.facets[0].target);
+}
+
 // Carries out or refuses, answers, records.
 void NotifyPath::finish(const Call& call, Classified& c, EventRow& row, bool allow, ProcessEntry* pe,
                         const Creds& creds) {
@@ -339,6 +352,7 @@ void NotifyPath::finish(const Call& call, Classified& c, EventRow& row, bool all
     rec_.degraded("io_uring allowed by rule " + row.verdict.rule_id +
                   ": its operations do not pass through the supervisor");
   if (c.exec && pe) procs_.mark_exec(pe->info->pid);
+  note_link(c);
   if (keep_.on() && c.keep && !opts_.observe) {
     // Before the call goes ahead, on the objects it will act on; what
     // could not be kept is said in the row, never silently.

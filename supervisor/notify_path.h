@@ -59,6 +59,7 @@ class NotifyPath {
   std::optional<EventRow> short_way_row(const Call& call, ProcessEntry* pe, PathContext& ctx, const CarryShape& s,
                                         const std::string& path, mode_t final_mode);
   void finish(const Call& call, Classified& c, EventRow& row, bool allow, ProcessEntry* pe, const Creds& creds);
+  void note_link(const Classified& c);
   bool kernel_carries(const Call& call, const Classified& c) const;
   std::vector<ChainLink> chain_of(ProcessEntry* pe);
   void park(Pending p, ProcessEntry* pe);

@@ -45,10 +45,10 @@ struct SupervisorOptions {
   std::chrono::milliseconds ask_timeout{60000};
   std::vector<StaticDenial> mount_denials;  // trees the mount layer enforces
   std::vector<ProtectedDevice> protected_devices;
-  const LinkIndex* links = nullptr;  // hard links that existed before the session
-  EbpfTracer* tracer = nullptr;      // records what is not notified; null: seccomp only
-  bool execs_notified = true;        // the supervisor records proc.exec itself
-  ActionMask kernel_carried = 0;     // allowed file actions the kernel may run (Plan::kernel_carried)
+  LinkIndex* links = nullptr;     // other names of files: made before the session, or by it
+  EbpfTracer* tracer = nullptr;   // records what is not notified; null: seccomp only
+  bool execs_notified = true;     // the supervisor records proc.exec itself
+  ActionMask kernel_carried = 0;  // allowed file actions the kernel may run (Plan::kernel_carried)
   std::vector<std::pair<std::string, std::string>> mount_aliases;  // (other name, protected tree), Plan::alias_of
   keep::Keeper* keeper = nullptr;  // keeps what allowed calls destroy (null: --no-keep, or none could open)
   int64_t started_ns = 0;          // the session's start: what was born since, the session made

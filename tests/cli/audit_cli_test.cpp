@@ -299,7 +299,7 @@ TEST_F(Audit, WhyNamesTheMountLayer) {
   // that it is a read-only mount too), needed deletes notified.
   EXPECT_EQ(e["layer"], "mount") << e.dump();
   EXPECT_EQ(e["errno"], EROFS);
-  struct stat made{};
+  struct stat made {};
   EXPECT_EQ(stat((dir_ + "/.config/cottonbox").c_str(), &made), 0);
   json w = why(e["id"]);
   EXPECT_EQ(w["explanation"]["rule"]["id"], "protect");

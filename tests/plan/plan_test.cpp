@@ -115,6 +115,23 @@ TEST(Plan, KeepingKeepsWhatDestroysWithTheSupervisor) {
   EXPECT_FALSE(nowhere.filter.has(Gate::Deletes));
 }
 
+TEST(Plan, HardLinksReachTheSupervisorWhereWritesAreJudged) {
+  Policy p = load(kProtectTree);
+  HostFacts h = host_with_dir("/srv/fixture");
+  // The tree is the mount's and nothing else is judged: a link answers
+  // itself (EXDEV out of the mount), the tracer records it.
+  PlanInput off = session();
+  off.keep = false;
+  EXPECT_FALSE(make_plan(p, off, h).filter.has(Gate::HardLinks));
+  // Keeping judges writes: each new name of a file must be known before a
+  // write through it (a kept file linked into /tmp and truncated there).
+  PlanInput in = session();
+  in.keep = true;
+  Plan plan = make_plan(p, in, h);
+  ASSERT_TRUE(plan.filter.has(Gate::WriteOpens));
+  EXPECT_TRUE(plan.filter.has(Gate::HardLinks));
+}
+
 TEST(Plan, AMissingTreeIsLeftToTheSupervisorAndSaysSo) {
   Policy p = load(kProtectTree);
   HostFacts h;  // /srv/fixture does not exist

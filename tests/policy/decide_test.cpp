@@ -87,6 +87,13 @@ rules:
   EXPECT_TRUE(decide(p, ev(Action::FileWrite, "/home/u/p/a")).keep);
   EXPECT_FALSE(decide(p, ev(Action::FileDelete, "/home/u/p/build/a.o")).keep);
   EXPECT_FALSE(decide(p, ev(Action::FileDelete, "/var/tmp/x")).keep);
+  // Another name of a file in scope (a hard link made in /var/tmp) is in
+  // scope as the file is: truncating it there destroys the kept file.
+  Event linked = ev(Action::FileTruncate, "/var/tmp/x");
+  linked.aliases = {"/home/u/notes"};
+  EXPECT_TRUE(decide(p, linked).keep);
+  linked.aliases = {"/home/u/p/build/a.o"};
+  EXPECT_FALSE(decide(p, linked).keep);
   // Nothing is destroyed by these.
   EXPECT_FALSE(decide(p, ev(Action::FileCreate, "/home/u/p/new")).keep);
   EXPECT_FALSE(decide(p, ev(Action::FileRead, "/home/u/p/a")).keep);
