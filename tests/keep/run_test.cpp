@@ -1,22 +1,27 @@
 // Keeping during a real `cottonbox run`: real programs (rm, sed, mv,
-// truncate, chmod, Python, git) destroy files of a project under the
-// default policy; then `cottonbox changes` lists what each command did and
-// `cottonbox undo` gives everything back, compared as a user would (content,
-// mode, owner, mtime, xattrs).  Also: --no-keep keeps nothing, a file
-// outside the working directory and $HOME is not kept, and the session
-// cannot see the keep store.  As root, and as a throwaway plain user.
+// truncate, chmod, Python, find -delete, cp, git checkout and reset --hard)
+// destroy files of a project under the default policy; then `cottonbox
+// changes` lists what each command did and `cottonbox undo` gives everything
+// back, compared as a user would (content, mode, owner, mtime, xattrs), and
+// `undo --created` what git made of its own.  Also: --no-keep keeps
+// nothing, a file outside the working directory and $HOME is not kept, and
+// the session cannot see the keep store.  As root, and as a throwaway plain
+// user.
 #include <fcntl.h>
 #include <grp.h>
 #include <gtest/gtest.h>
 #include <pwd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -120,6 +125,15 @@ class KeepRun : public ::testing::Test {
     write_file(proj_ + "/big.log", test::random_bytes(200000, 7));
     write_file(proj_ + "/run.sh", "#!/bin/sh\necho hi\n", 0755);
     write_file(proj_ + "/data.txt", "precious data\n");
+    // find -delete: *.tmp files in a directory and below; the rest stays.
+    std::filesystem::create_directories(proj_ + "/notes/deep");
+    write_file(proj_ + "/notes/a.tmp", "scratch a\n");
+    write_file(proj_ + "/notes/b.tmp", test::random_bytes(5000, 11), 0600);
+    write_file(proj_ + "/notes/deep/c.tmp", "scratch c, deeper\n", 0640);
+    write_file(proj_ + "/notes/keep.md", "# not a .tmp file\n");
+    // cp over: the target exists with content, mode and times of its own.
+    write_file(proj_ + "/template.txt", "the template, copied over the target\n");
+    write_file(proj_ + "/target.txt", "the target's own content, which cp replaces\n", 0640);
     write_file(home_ + "/notes.txt", "notes in the home directory\n");
     write_file(outside_ + "/x.txt", "outside the working directory and home\n");
     if (who.drop) {
@@ -127,13 +141,45 @@ class KeepRun : public ::testing::Test {
         ASSERT_EQ(lchown(entry.path().c_str(), who.uid, who.gid), 0);
       ASSERT_EQ(chown(dir_.c_str(), who.uid, who.gid), 0);
     }
+    // xattrs where the filesystem takes them: a file find deletes and the
+    // file cp writes over carry some, compared after the undo.
+    if (auto xa = test::user_xattrs(proj_); xa) {
+      for (const char* f : {"/notes/b.tmp", "/target.txt"})
+        ASSERT_EQ(setxattr((proj_ + f).c_str(), "user.origin", f, strlen(f), 0), 0) << f;
+    } else {
+      std::cerr << "note: user xattrs not compared: " << xa.reason << "\n";
+    }
     // Past times on everything, so a restored mtime is told from a new one.
     for (const auto& entry : std::filesystem::recursive_directory_iterator(dir_))
       if (!entry.is_directory()) test::set_times(entry.path(), 1600000000, 1, 1600000000, 123456789);
   }
 
+  // A git repository proj_/name with `files` committed, then `edits` (sh)
+  // run in it, owned by `who`; the files' times in the past.
+  void git_repo(const std::string& name, const std::map<std::string, std::string>& files, const std::string& edits,
+                const Identity& who) {
+    std::string repo = proj_ + "/" + name;
+    std::filesystem::create_directories(repo);
+    for (const auto& [f, content] : files) write_file(repo + "/" + f, content);
+    if (who.drop) {
+      ASSERT_EQ(chown(repo.c_str(), who.uid, who.gid), 0);
+      for (const auto& [f, content] : files) ASSERT_EQ(chown((repo + "/" + f).c_str(), who.uid, who.gid), 0);
+    }
+    Ran g = run({"/bin/sh", "-c",
+                 "git init -q && git add . && git -c user.name=t -c user.email=t@t commit -qm init && " + edits},
+                repo, who);
+    ASSERT_EQ(g.status, 0) << g.err;
+    for (const auto& entry : std::filesystem::directory_iterator(repo))
+      if (entry.is_regular_file()) test::set_times(entry.path(), 1600000000, 1, 1600000000, 987654321);
+  }
+
   // Runs argv as `who` in `cwd` with HOME at the test's home.
   Ran run(const std::vector<std::string>& argv, const std::string& cwd, const Identity& who) {
+    return wait_for(start(argv, cwd, who));
+  }
+
+  // The same without waiting: the child's pid, for wait_for().
+  pid_t start(const std::vector<std::string>& argv, const std::string& cwd, const Identity& who) {
     std::string outp = dir_ + "/.out", errp = dir_ + "/.err";
     pid_t pid = fork();
     if (pid == 0) {
@@ -157,6 +203,11 @@ class KeepRun : public ::testing::Test {
       execv(a[0], a.data());
       _exit(127);
     }
+    return pid;
+  }
+
+  Ran wait_for(pid_t pid) {
+    std::string outp = dir_ + "/.out", errp = dir_ + "/.err";
     Ran r;
     int st = 0;
     while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
@@ -218,19 +269,15 @@ class KeepRun : public ::testing::Test {
   void destroy_and_undo(const Identity& who, bool with_git) {
     lay_out(who);
     if (with_git) {
-      std::filesystem::create_directories(proj_ + "/repo");
-      write_file(proj_ + "/repo/tracked.txt", "committed\n");
-      write_file(proj_ + "/repo/other.txt", "also committed\n");
-      if (who.drop)
-        for (const auto& p : {proj_ + "/repo", proj_ + "/repo/tracked.txt", proj_ + "/repo/other.txt"})
-          ASSERT_EQ(chown(p.c_str(), who.uid, who.gid), 0);
-      Ran g = run({"/bin/sh", "-c",
-                   "git init -q && git add . && git -c user.name=t -c user.email=t@t commit -qm init && "
-                   "echo 'uncommitted work' >> tracked.txt && echo 'more uncommitted' > other.txt"},
-                  proj_ + "/repo", who);
-      ASSERT_EQ(g.status, 0) << g.err;
-      for (const char* f : {"/repo/tracked.txt", "/repo/other.txt"})
-        test::set_times(proj_ + f, 1600000000, 1, 1600000000, 987654321);
+      git_repo("repo", {{"tracked.txt", "committed\n"}, {"other.txt", "also committed\n"}},
+               "echo 'uncommitted work' >> tracked.txt && echo 'more uncommitted' > other.txt", who);
+      // reset --hard over an unstaged edit, a staged edit, and a file added
+      // to the index but never committed (reset --hard deletes it).
+      git_repo("repo2", {{"tracked.txt", "committed 2\n"}, {"staged.txt", "committed, then staged\n"}},
+               "echo 'edited, not committed' >> tracked.txt && echo 'a staged edit' >> staged.txt && "
+               "git add staged.txt && echo 'new work, added but never committed' > added.txt && git add added.txt",
+               who);
+      ASSERT_FALSE(std::filesystem::exists(proj_ + "/repo2/.git/ORIG_HEAD"));
     }
     auto before = tree(proj_);
     auto home_before = home_tree();
@@ -239,8 +286,8 @@ class KeepRun : public ::testing::Test {
         "truncate -s0 big.log; chmod 600 run.sh; "
         "/usr/bin/python3 -c \"open('data.txt', 'w').write('rewritten by a script')\"; "
         "truncate -s 5 " +
-        home_ + "/notes.txt";
-    if (with_git) script += "; git -C repo checkout -- .";
+        home_ + "/notes.txt; find notes -name '*.tmp' -delete; cp template.txt target.txt";
+    if (with_git) script += "; git -C repo checkout -- .; git -C repo2 reset -q --hard";
     Ran s = session(script, who);
     ASSERT_EQ(s.status, 0) << s.err;
     // The session did what it was told.
@@ -250,7 +297,16 @@ class KeepRun : public ::testing::Test {
     ASSERT_EQ(state_of(proj_ + "/big.log").content.size(), 0u);
     ASSERT_EQ(state_of(proj_ + "/run.sh").mode & 07777, 0600u);
     ASSERT_EQ(test::read_file(proj_ + "/data.txt"), "rewritten by a script");
-    if (with_git) ASSERT_EQ(test::read_file(proj_ + "/repo/tracked.txt"), "committed\n");
+    ASSERT_FALSE(std::filesystem::exists(proj_ + "/notes/a.tmp"));
+    ASSERT_FALSE(std::filesystem::exists(proj_ + "/notes/deep/c.tmp"));
+    ASSERT_TRUE(std::filesystem::exists(proj_ + "/notes/keep.md"));
+    ASSERT_EQ(test::read_file(proj_ + "/target.txt"), "the template, copied over the target\n");
+    if (with_git) {
+      ASSERT_EQ(test::read_file(proj_ + "/repo/tracked.txt"), "committed\n");
+      ASSERT_EQ(test::read_file(proj_ + "/repo2/tracked.txt"), "committed 2\n");
+      ASSERT_EQ(test::read_file(proj_ + "/repo2/staged.txt"), "committed, then staged\n");
+      ASSERT_FALSE(std::filesystem::exists(proj_ + "/repo2/added.txt"));
+    }
 
     // `changes`: per command, each line undoable.
     auto lines = changes(who, 1);
@@ -268,8 +324,14 @@ class KeepRun : public ::testing::Test {
         {proj_ + "/run.sh", "chmod"},
         {proj_ + "/data.txt", "/usr/bin/python3"},
         {home_ + "/notes.txt", "truncate"},
+        {proj_ + "/notes/a.tmp", "find"},
+        {proj_ + "/notes/b.tmp", "find"},
+        {proj_ + "/notes/deep/c.tmp", "find"},
+        {proj_ + "/target.txt", "cp"},
     };
-    if (with_git) expected.push_back({proj_ + "/repo/tracked.txt", "git"});
+    if (with_git)
+      for (const char* f : {"/repo/tracked.txt", "/repo2/tracked.txt", "/repo2/staged.txt", "/repo2/added.txt"})
+        expected.push_back({proj_ + f, "git"});
     std::set<uint64_t> commands;
     for (const auto& e : expected) {
       nlohmann::json l = line_of(lines, e.path);
@@ -278,7 +340,18 @@ class KeepRun : public ::testing::Test {
       EXPECT_EQ(l["undoable"], true) << l.dump();
       commands.insert(l["command"].get<uint64_t>());
     }
-    EXPECT_EQ(commands.size(), with_git ? 8u : 7u) << "one command per program the shell started";
+    EXPECT_EQ(commands.size(), with_git ? 11u : 9u) << "one command per program the shell started";
+    EXPECT_TRUE(line_of(lines, proj_ + "/notes/keep.md").is_null()) << "find deleted only *.tmp";
+    // What git made of its own (reset --hard writes ORIG_HEAD) is listed as
+    // created: undo leaves it, undo --created removes it.
+    nlohmann::json orig_head = line_of(lines, proj_ + "/repo2/.git/ORIG_HEAD");
+    if (with_git) {
+      ASSERT_FALSE(orig_head.is_null()) << "ORIG_HEAD is not among the changes";
+      EXPECT_EQ(orig_head["argv"][0], "git");
+      EXPECT_EQ(orig_head["before"], "absent") << orig_head.dump();
+      EXPECT_EQ(orig_head["undo"], "created") << orig_head.dump();
+      EXPECT_EQ(orig_head["undoable"], true) << orig_head.dump();
+    }
 
     // A delete and a rename over are kept by a hard link to the very inode
     // (no bytes read), even though the session sees its files through a
@@ -304,13 +377,58 @@ class KeepRun : public ::testing::Test {
       }
       EXPECT_EQ(it->second, st) << rel;
     }
+    // Plain undo gives back what was destroyed and leaves what the session
+    // created: here only git's ORIG_HEAD (the commit reset --hard moved
+    // from), which a user may still want.  Anything else is a leftover.
+    std::set<std::string> created;
+    if (with_git) created.insert("repo2/.git/ORIG_HEAD");
     for (const auto& [rel, st] : after)
-      if (!before.count(rel)) EXPECT_EQ(rel, "") << "left by the session: " << rel;
+      if (!before.count(rel)) {
+        EXPECT_TRUE(created.count(rel)) << "left by the session: " << rel;
+      }
+    for (const std::string& rel : created) EXPECT_TRUE(after.count(rel)) << "plain undo removed " << rel;
     EXPECT_EQ(home_tree(), home_before);
+
+    // undo --created removes it too: then the tree is exactly as before.
+    if (!created.empty()) {
+      Ran c = run({kCottonbox, "undo", "--session", "1", "--created", "--db", db()}, proj_, who);
+      EXPECT_EQ(c.status, 0) << c.out << c.err;
+      EXPECT_EQ(tree(proj_), before) << c.out;
+    }
   }
 
   std::string dir_, proj_, home_, outside_, data_;
 };
+
+// The throwaway plain user (made once, as root), or why not.
+std::optional<Identity> plain_user(const std::string& cottonbox, std::string* why) {
+  if (geteuid() != 0) {
+    *why = std::string("needs root to make and become a throwaway user (") + kUser + ")";
+    return std::nullopt;
+  }
+  if (!getpwnam(kUser)) {
+    std::string cmd = std::string("useradd --system --no-create-home --shell /usr/sbin/nologin ") + kUser;
+    if (system(cmd.c_str()) != 0 || !getpwnam(kUser)) {
+      *why = std::string("cannot create the user ") + kUser;
+      return std::nullopt;
+    }
+  }
+  const passwd* pw = getpwnam(kUser);
+  Identity user{pw->pw_uid, pw->pw_gid, true};
+  // The binary must be reachable by the user (a build under /root is not).
+  pid_t pid = fork();
+  if (pid == 0) {
+    if (setgroups(0, nullptr) != 0 || setgid(user.gid) != 0 || setuid(user.uid) != 0) _exit(1);
+    _exit(access(cottonbox.c_str(), X_OK) == 0 ? 0 : 1);
+  }
+  int st = 0;
+  waitpid(pid, &st, 0);
+  if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+    *why = std::string(kUser) + " cannot execute " + cottonbox;
+    return std::nullopt;
+  }
+  return user;
+}
 
 TEST_F(KeepRun, RealProgramsDestroyAndUndoGivesEverythingBackAsRoot) {
   CB_REQUIRE_HOST(cb::test::root());
@@ -318,16 +436,10 @@ TEST_F(KeepRun, RealProgramsDestroyAndUndoGivesEverythingBackAsRoot) {
 }
 
 TEST_F(KeepRun, RealProgramsDestroyAndUndoGivesEverythingBackAsAPlainUser) {
-  if (geteuid() != 0) GTEST_SKIP() << "needs root to make and become a throwaway user (" << kUser << ")";
-  if (!getpwnam(kUser)) {
-    std::string cmd = std::string("useradd --system --no-create-home --shell /usr/sbin/nologin ") + kUser;
-    if (system(cmd.c_str()) != 0 || !getpwnam(kUser)) GTEST_SKIP() << "cannot create the user " << kUser;
-  }
-  const passwd* pw = getpwnam(kUser);
-  Identity user{pw->pw_uid, pw->pw_gid, true};
-  Ran probe = run({"/bin/sh", "-c", "test -x " + kCottonbox}, "/", user);
-  if (probe.status != 0) GTEST_SKIP() << kUser << " cannot execute " << kCottonbox;
-  destroy_and_undo(user, true);
+  std::string why;
+  auto user = plain_user(kCottonbox, &why);
+  if (!user) GTEST_SKIP() << why;
+  destroy_and_undo(*user, true);
 }
 
 TEST_F(KeepRun, NoKeepKeepsNothing) {
