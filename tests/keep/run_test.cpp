@@ -3,10 +3,11 @@
 // destroy files of a project under the default policy; then `cottonbox
 // changes` lists what each command did and `cottonbox undo` gives everything
 // back, compared as a user would (content, mode, owner, mtime, xattrs), and
-// `undo --created` what git made of its own.  Also: --no-keep keeps
-// nothing, a file outside the working directory and $HOME is not kept, and
-// the session cannot see the keep store.  As root, and as a throwaway plain
-// user.
+// `undo --created` what git made of its own.  The supervisor killed in the
+// middle of an `rm -rf`: its session dies with it, and what was deleted
+// comes back.  Also: --no-keep keeps nothing, a file outside the working
+// directory and $HOME is not kept, and the session cannot see the keep
+// store.  As root, and as a throwaway plain user.
 #include <fcntl.h>
 #include <grp.h>
 #include <gtest/gtest.h>
@@ -16,6 +17,8 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <csignal>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -37,6 +40,7 @@ using test::write_file;
 
 const std::string kCottonbox = COTTONBOX_BIN;
 constexpr const char* kUser = "cbkeep";  // the throwaway user of the plain-user run
+constexpr const char* kAfterRm = "the-session-went-on-after-rm";
 
 struct Identity {
   uid_t uid = 0;
@@ -74,6 +78,48 @@ std::ostream& operator<<(std::ostream& os, const Seen& s) {
      << " content=" << ::testing::PrintToString(s.content.substr(0, 80));
   for (auto& [k, v] : s.xattrs) os << " " << k << "=" << v;
   return os;
+}
+
+// The pids of every process (from /proc), and what tells them apart.
+std::vector<pid_t> all_pids() {
+  std::vector<pid_t> out;
+  for (const auto& e : std::filesystem::directory_iterator("/proc")) {
+    const std::string n = e.path().filename();
+    if (!n.empty() && n.find_first_not_of("0123456789") == std::string::npos) out.push_back(std::stoi(n));
+  }
+  return out;
+}
+std::string link_of(const std::string& p) {
+  char buf[256];
+  ssize_t n = readlink(p.c_str(), buf, sizeof buf);
+  return n > 0 ? std::string(buf, static_cast<size_t>(n)) : "";
+}
+std::string pidns_of(pid_t pid) { return link_of("/proc/" + std::to_string(pid) + "/ns/pid"); }
+std::string cmdline_of(pid_t pid) {
+  std::string c = slurp("/proc/" + std::to_string(pid) + "/cmdline");
+  for (char& ch : c)
+    if (ch == '\0') ch = ' ';
+  return c;
+}
+// The children of `pid` (every thread's).
+std::vector<pid_t> children_of(pid_t pid) {
+  std::vector<pid_t> out;
+  std::error_code ec;
+  for (const auto& t : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec)) {
+    std::istringstream in(slurp(t.path() / "children"));
+    for (pid_t c; in >> c;) out.push_back(c);
+  }
+  return out;
+}
+// What is alive (not a zombie) of `pids`.
+std::vector<pid_t> alive(const std::vector<pid_t>& pids) {
+  std::vector<pid_t> out;
+  for (pid_t p : pids) {
+    std::string st = slurp("/proc/" + std::to_string(p) + "/stat");
+    size_t paren = st.rfind(')');
+    if (paren != std::string::npos && paren + 2 < st.size() && st[paren + 2] != 'Z') out.push_back(p);
+  }
+  return out;
 }
 
 std::map<std::string, Seen> tree(const std::string& root) {
@@ -397,6 +443,157 @@ class KeepRun : public ::testing::Test {
     }
   }
 
+  // SIGKILL to the supervisor in the middle of an `rm -rf` of thousands of
+  // files: the session's processes die with it (nothing goes on deleting
+  // unsupervised), and everything deleted before the kill comes back.
+  void crash_in_rm_rf(const Identity& who) {
+    lay_out(who);
+    constexpr int kDirs = 60, kFiles = 50;
+    const std::string bulk = proj_ + "/bulk";
+    ASSERT_EQ(mkdir(bulk.c_str(), 0755), 0);
+    for (int d = 0; d < kDirs; ++d) {
+      std::string dd = bulk + "/d" + std::to_string(d);
+      ASSERT_EQ(mkdir(dd.c_str(), d % 3 ? 0755 : 0750), 0);
+      for (int f = 0; f < kFiles; ++f)
+        write_file(dd + "/f" + std::to_string(f) + ".c",
+                   "file " + std::to_string(d) + "/" + std::to_string(f) + "\n" +
+                       test::random_bytes(static_cast<size_t>(f * 37), static_cast<uint32_t>(d * kFiles + f)),
+                   f % 4 ? 0644 : 0600);
+    }
+    for (const auto& e : std::filesystem::recursive_directory_iterator(bulk)) {
+      if (who.drop) {
+        ASSERT_EQ(lchown(e.path().c_str(), who.uid, who.gid), 0);
+      }
+      if (!e.is_directory()) test::set_times(e.path(), 1600000000, 1, 1600000000, 123456789);
+    }
+    if (who.drop) {
+      ASSERT_EQ(chown(bulk.c_str(), who.uid, who.gid), 0);
+    }
+    const auto before = tree(proj_);
+    auto files_left = [&] {
+      size_t n = 0;
+      std::error_code ec;
+      for (auto it = std::filesystem::recursive_directory_iterator(bulk, ec);
+           !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec))
+        if (it->is_regular_file(ec)) ++n;
+      return n;
+    };
+    auto dirs_left = [&] {
+      size_t n = 0;
+      std::error_code ec;
+      for (auto it = std::filesystem::directory_iterator(bulk, ec); !ec && it != std::filesystem::directory_iterator();
+           it.increment(ec))
+        ++n;
+      return n;
+    };
+
+    // Deleting more than 100 files asks (mass-delete): the user said allow.
+    pid_t sup = start({kCottonbox, "run", "--db", db(), "--ask", "allow", "-q", "--", "/bin/sh", "-c",
+                       "rm -rf " + bulk + "; echo " + kAfterRm + " >&2"},
+                      proj_, who);
+    ASSERT_GT(sup, 0);
+    // On any way out: killed and reaped.
+    struct Reaper {
+      pid_t pid;
+      ~Reaper() {
+        if (pid <= 0) return;
+        kill(pid, SIGKILL);
+        waitpid(pid, nullptr, 0);
+      }
+    } reaper{sup};
+    auto t0 = std::chrono::steady_clock::now();
+    std::string ns;
+    std::vector<pid_t> session_pids;
+    for (;;) {
+      int st = 0;
+      if (waitpid(sup, &st, WNOHANG) == sup) {
+        reaper.pid = -1;
+        FAIL() << "the session ended before the kill: " << slurp(dir_ + "/.err");
+      }
+      // The command's processes: those in the pid namespace of the
+      // supervisor's child (cottonbox-init).
+      if (ns.empty())
+        for (pid_t c : children_of(sup))
+          if (std::string n = pidns_of(c); !n.empty() && n != pidns_of(getpid())) ns = n;
+      if (dirs_left() <= kDirs - 5) break;
+      if (std::chrono::steady_clock::now() - t0 > std::chrono::seconds(60)) FAIL() << "rm -rf deleted nothing in 60 s";
+      usleep(1000);
+    }
+    if (!ns.empty())
+      for (pid_t p : all_pids())
+        if (pidns_of(p) == ns) session_pids.push_back(p);
+    ASSERT_EQ(kill(sup, SIGKILL), 0);
+
+    // Nothing of the session outlives its supervisor: not in its pid
+    // namespace, nor anywhere with the test's directory in its command line.
+    std::vector<pid_t> survivors;
+    for (int i = 0; i < 500; ++i) {
+      survivors.clear();
+      for (pid_t p : alive(all_pids()))
+        if (p != getpid() && p != sup &&
+            ((!ns.empty() && pidns_of(p) == ns) || cmdline_of(p).find(dir_) != std::string::npos))
+          survivors.push_back(p);
+      if (survivors.empty()) break;
+      usleep(10000);
+    }
+    for (pid_t p : survivors) {
+      ADD_FAILURE() << "pid " << p << " outlived the supervisor: " << cmdline_of(p);
+      kill(p, SIGKILL);
+    }
+    EXPECT_FALSE(ns.empty()) << "no pid namespace found under the supervisor";
+    EXPECT_GE(session_pids.size(), 3u) << "cottonbox-init, sh and rm were running";
+    // Nor did the shell go on after rm (notified calls fail with ENOSYS
+    // once the supervisor is gone; the rest would run unsupervised).
+    EXPECT_EQ(slurp(dir_ + "/.err").find(kAfterRm), std::string::npos) << "the session went on after the kill";
+
+    // The kill landed in the middle.
+    const size_t left = files_left();
+    const size_t total = static_cast<size_t>(kDirs) * kFiles;
+    ASSERT_GT(left, 0u) << "rm -rf finished before the kill";
+    ASSERT_LT(left, total - 4 * kFiles) << "fewer than 4 directories deleted before the kill";
+    std::cerr << "note: " << total - left << " of " << total << " files deleted before the kill\n";
+
+    // The supervisor is still a zombie (not reaped: its parent may be
+    // slow to), and the session has not ended: both must count as over.
+    ASSERT_TRUE(alive({sup}).empty());
+    Ran ss = run({kCottonbox, "sessions", "--db", db(), "--json"}, proj_, who);
+    EXPECT_NE(ss.out.find("\"aborted\""), std::string::npos) << ss.out << ss.err;
+
+    // `changes` lists each deleted file as undoable, though the session
+    // never ended.
+    auto lines = changes(who, 1);
+    size_t gone = 0;
+    for (const auto& [rel, st] : before) {
+      if (rel.rfind("bulk/", 0) != 0 || std::filesystem::exists(proj_ + "/" + rel)) continue;
+      ++gone;
+      nlohmann::json l = line_of(lines, proj_ + "/" + rel);
+      if (l.is_null()) {
+        ADD_FAILURE() << rel << " was deleted and is not among the changes";
+        continue;
+      }
+      EXPECT_EQ(l["undoable"], true) << l.dump();
+    }
+    EXPECT_GT(gone, 0u);
+
+    Ran u = run({kCottonbox, "undo", "--session", "1", "--db", db()}, proj_, who);
+    EXPECT_EQ(u.status, 0) << u.out.substr(u.out.size() > 4000 ? u.out.size() - 4000 : 0) << u.err;
+    auto after = tree(proj_);
+    for (const auto& [rel, st] : before) {
+      auto it = after.find(rel);
+      if (it == after.end()) {
+        ADD_FAILURE() << rel << " is missing after undo";
+        continue;
+      }
+      EXPECT_EQ(it->second, st) << rel;
+    }
+    for (const auto& [rel, st] : after)
+      if (!before.count(rel)) {
+        ADD_FAILURE() << "left by the session: " << rel;
+      }
+    reaper.pid = -1;
+    EXPECT_EQ(wait_for(sup).status, 128 + SIGKILL);
+  }
+
   std::string dir_, proj_, home_, outside_, data_;
 };
 
@@ -440,6 +637,18 @@ TEST_F(KeepRun, RealProgramsDestroyAndUndoGivesEverythingBackAsAPlainUser) {
   auto user = plain_user(kCottonbox, &why);
   if (!user) GTEST_SKIP() << why;
   destroy_and_undo(*user, true);
+}
+
+TEST_F(KeepRun, TheSupervisorKilledInTheMiddleOfRmRfEverythingDeletedComesBackAsRoot) {
+  CB_REQUIRE_HOST(cb::test::root());
+  crash_in_rm_rf(Identity{});
+}
+
+TEST_F(KeepRun, TheSupervisorKilledInTheMiddleOfRmRfEverythingDeletedComesBackAsAPlainUser) {
+  std::string why;
+  auto user = plain_user(kCottonbox, &why);
+  if (!user) GTEST_SKIP() << why;
+  crash_in_rm_rf(*user);
 }
 
 TEST_F(KeepRun, NoKeepKeepsNothing) {
