@@ -465,6 +465,12 @@ bool supervisor_alive(int32_t pid) {
   if (pid <= 0) return false;
   if (pid == getpid()) return true;
   std::string dir = "/proc/" + std::to_string(pid);
+  // A zombie (killed, its parent yet to reap it) keeps its comm and its
+  // executable's name but runs nothing, and the kernel has killed its
+  // session (init's parent-death signal): its sessions are over.
+  std::string stat = read_first_line((dir + "/stat").c_str());
+  if (size_t paren = stat.rfind(')'); paren != std::string::npos && paren + 2 < stat.size())
+    if (stat[paren + 2] == 'Z' || stat[paren + 2] == 'X') return false;
   std::string comm = read_first_line((dir + "/comm").c_str());
   if (comm.find("cottonbox") != std::string::npos) return true;
   // comm is only 15 bytes and the process can rename itself; the executable

@@ -36,8 +36,9 @@ bool has_table(sql::Database& db, std::string_view name);
 
 // /proc/sys/kernel/random/boot_id without the newline; "" if unreadable.
 std::string current_boot_id();
-// True when `pid` is this process, or a live process whose comm or
-// executable contains "cottonbox" (pid reuse by anything else is not ours).
+// True when `pid` is this process, or a live process (not a zombie) whose
+// comm or executable contains "cottonbox" (pid reuse by anything else is
+// not ours).
 bool supervisor_alive(int32_t pid);
 // A 'running' row whose supervisor is gone: another boot, or a dead pid.
 bool running_session_is_stale(std::string_view boot_id, int32_t supervisor_pid, std::string_view current_boot);

@@ -457,6 +457,11 @@ Step decide_move(const Candidate& c, const Fingerprint& at, const Fingerprint& d
       if (dest.type != FileType::Absent && !c.exchange) return set(Action::Nothing, "it is at " + to + " again");
       return set(Action::Conflict, "it is no longer at " + c.path);
     }
+    // Moved back already (an earlier undo; what the rename replaced is back
+    // here): what the session left here is at `to` again, and this is not it.
+    if (!c.exchange && c.expected.known && c.interleaved.empty() && same_state(dest, c.expected) &&
+        !same_state(at, c.expected))
+      return set(Action::Nothing, "it is at " + to + " again");
     if ((at.type == FileType::Directory) != dir)
       return set(Action::Conflict,
                  "it is " + type_words(at.type) + " now; the session moved " + (dir ? "a directory" : "a file"));

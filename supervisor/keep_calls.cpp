@@ -121,9 +121,16 @@ std::string KeepCalls::before(const Classified& c, uint64_t proc_id, uint64_t ev
         ctx.path = f0.path;
         keeper_->keep_before_entries_change(op.dir.get(), ctx);
       }
-      if (kept(1) && c.facets[1].action == Action::FileDelete)
+      if (kept(1) && c.facets[1].action == Action::FileDelete) {
         unlink_like(op.dir2.get(), op.name2, c.facets[1].path, keep::Op::RenameOver);
-      else if ((kept(0) || kept(1)) && (exchange || c.facets.size() > 1)) {
+      } else if (kept(0) && c.facets.size() > 1 && c.facets[1].action == Action::FileCreate) {
+        // The name is new: noted as made by the session (with its directory's
+        // times), so that undo --created can remove it.  The audit row says
+        // only where it went, not whether something was there before.
+        ctx.op = keep::Op::Create;
+        ctx.path = c.facets[1].path;
+        keeper_->note_created(op.dir2.get(), ctx);
+      } else if ((kept(0) || kept(1)) && (exchange || c.facets.size() > 1)) {
         ctx.path = c.facets.size() > 1 ? c.facets[1].path : f0.target;
         keeper_->keep_before_entries_change(op.dir2.get(), ctx);
       }

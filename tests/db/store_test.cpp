@@ -526,8 +526,26 @@ TEST_F(StoreTest, RunningSessionsOfDeadSupervisorsBecomeAborted) {
   ASSERT_GE(dead, 0);
   if (dead == 0) _exit(0);
   ASSERT_EQ(waitpid(dead, nullptr, 0), dead);
+  // A killed one its parent has not reaped yet: a zombie still named
+  // cottonbox.
+  int named[2];
+  ASSERT_EQ(pipe(named), 0);
+  pid_t zombie = fork();
+  ASSERT_GE(zombie, 0);
+  if (zombie == 0) {
+    prctl(PR_SET_NAME, "cottonbox");
+    if (write(named[1], "n", 1) != 1) _exit(1);
+    pause();
+    _exit(0);
+  }
+  ASSERT_EQ(read(named[0], &c, 1), 1);
+  close(named[0]);
+  close(named[1]);
+  ASSERT_EQ(kill(zombie, SIGKILL), 0);
+  siginfo_t si{};
+  ASSERT_EQ(waitid(P_PID, static_cast<id_t>(zombie), &si, WEXITED | WNOWAIT), 0);  // dead, not reaped
 
-  int64_t s_live, s_dead, s_other_boot, s_self, s_ended;
+  int64_t s_live, s_dead, s_other_boot, s_self, s_ended, s_zombie;
   {
     auto w = open_writer(path);
     ASSERT_TRUE(w);
@@ -543,6 +561,7 @@ TEST_F(StoreTest, RunningSessionsOfDeadSupervisorsBecomeAborted) {
     s_other_boot = begin(live, "00000000-0000-0000-0000-000000000000");
     s_self = begin(getpid(), boot);
     s_ended = begin(dead, boot);
+    s_zombie = begin(zombie, boot);
     w->add_event(s_dead, event(1, Action::FileDelete, "/x"));
     ASSERT_TRUE(w->end_session(s_ended, SessionEnd{now_ns(), 0, 0, SessionState::Ended}));
   }
@@ -560,6 +579,7 @@ TEST_F(StoreTest, RunningSessionsOfDeadSupervisorsBecomeAborted) {
     EXPECT_EQ(state[s_other_boot], SessionState::Aborted);
     EXPECT_EQ(state[s_self], SessionState::Running);
     EXPECT_EQ(state[s_ended], SessionState::Ended);
+    EXPECT_EQ(state[s_zombie], SessionState::Aborted);
     EXPECT_EQ(raw_state(path, s_dead), "running");
   }
 
@@ -569,6 +589,8 @@ TEST_F(StoreTest, RunningSessionsOfDeadSupervisorsBecomeAborted) {
   EXPECT_EQ(raw_state(path, s_other_boot), "aborted");
   EXPECT_EQ(raw_state(path, s_live), "running");
   EXPECT_EQ(raw_state(path, s_ended), "ended");
+  EXPECT_EQ(raw_state(path, s_zombie), "aborted");
+  ASSERT_EQ(waitpid(zombie, nullptr, 0), zombie);
   auto r = open_reader(path);
   auto aborted = r->session(s_dead);
   ASSERT_TRUE(aborted);

@@ -471,6 +471,43 @@ TEST_F(UndoTest, AMoveOverAFileMovesBackAndRestoresWhatItReplaced) {
   expect_only({"a", "b"});
 }
 
+// An undo run again (plain undo, then undo --created, as a user would)
+// finds what the first brought back as before: the file moved back is at its
+// old name again, what it replaced is back, and neither is a conflict.
+TEST_F(UndoTest, ASecondUndoFindsTheMoveBackDone) {
+  write_file(p("a"), test::random_bytes(3000, 31), 0640);
+  write_file(p("b"), test::random_bytes(4096, 32), 0600);
+  write_file(p("c"), "deleted\n");
+  stamp("a", 1);
+  stamp("b", 2);
+  stamp("c", 3);
+  auto before = states({"a", "b", "c"});
+  {
+    auto dir = test::open_dir(work_);
+    Context c = ctx(Op::RenameOver, "b");
+    c.event = 1;
+    ASSERT_NE(keeper_->keep_before_unlink(dir.get(), "b", c).kept, Kept::NotKept);
+  }
+  ASSERT_EQ(rename(p("a").c_str(), p("b").c_str()), 0);
+  rm("c");
+  finish();
+  std::vector<AuditEvent> events = {event(1, cb::Action::FileRename, "a", "b")};
+  auto first = undo_with(events);
+  ASSERT_TRUE(first) << first.error().message;
+  EXPECT_EQ(first->applied.moved_back, 1u);
+  expect_restored(before);
+  for (bool created : {false, true}) {
+    UndoOptions opt;
+    opt.plan.created = created;
+    auto again = undo_with(events, opt);
+    ASSERT_TRUE(again) << again.error().message;
+    for (const Step& st : again->steps) EXPECT_EQ(st.action, Action::Nothing) << st.candidate.path << ": " << st.reason;
+    EXPECT_EQ(again->applied.conflicts, 0u);
+    expect_restored(before);
+    expect_only({"a", "b", "c"});
+  }
+}
+
 // mv src old; then old/x edited: old/x is restored, then old moves back.
 TEST_F(UndoTest, ADirectoryMovedThenEditedComesBackWhole) {
   auto paths = make_tree(*this, work_, xattrs_, root_);
