@@ -131,7 +131,7 @@ LoadResult load_policy_text(const std::vector<std::pair<std::string, std::string
 // Rules cottonbox puts before every user rule and which no rule can override.
 struct SelfProtection {
   std::vector<std::string> protected_files;  // audit db (+ -wal/-shm/-journal), policy files
-  std::vector<std::string> protected_dirs;  // control socket directories, the tracer's cache
+  std::vector<std::string> protected_dirs;   // control socket directories, the tracer's cache
   // What cottonbox would load next time, existing or not: the user's rules
   // directory, the default rules, what sets XDG_CONFIG_HOME for later
   // logins.  Neither created, changed, moved nor removed from a session.

@@ -685,6 +685,27 @@ TEST_F(KeepRun, OutsideTheWorkingDirectoryAndHomeNothingIsKept) {
   EXPECT_NE(journal.find(proj_ + "/src/main.c"), std::string::npos);
 }
 
+TEST_F(KeepRun, AFileLinkedOutOfScopeAndTruncatedThereComesBackWhereItWas) {
+  CB_REQUIRE_HOST(cb::test::root());
+  lay_out(Identity{});
+  auto before = state_of(home_ + "/notes.txt");
+  // A second name outside the working directory and home, where nothing is
+  // kept; the truncation through it empties the file in the home directory.
+  Ran s =
+      session("ln " + home_ + "/notes.txt " + outside_ + "/other-name && : > " + outside_ + "/other-name", Identity{});
+  ASSERT_EQ(s.status, 0) << s.err;
+  ASSERT_EQ(state_of(home_ + "/notes.txt").content, "");
+  auto lines = changes(Identity{}, 1);
+  nlohmann::json l = line_of(lines, home_ + "/notes.txt");
+  ASSERT_FALSE(l.is_null()) << "the truncation is not listed under the file's own name";
+  EXPECT_EQ(l["undoable"], true) << l.dump();
+  Ran u = run({kCottonbox, "undo", "--session", "1", "--db", db()}, proj_, Identity{});
+  EXPECT_EQ(u.status, 0) << u.out << u.err;
+  auto after = state_of(home_ + "/notes.txt");
+  EXPECT_EQ(after.content, before.content);
+  EXPECT_EQ(after.mode, before.mode);
+}
+
 TEST_F(KeepRun, WhatCannotBeKeptIsRecordedNeverSilent) {
   CB_REQUIRE_HOST(cb::test::root());
   lay_out(Identity{});
