@@ -19,6 +19,11 @@ namespace {
 
 Classified open_path(const Call& call, PathContext& ctx, const ClassifyEnv& env, int dirfd, uint64_t pathp_arg,
                      uint64_t flags, uint64_t mode, const open_how* how) {
+  // An O_PATH descriptor reads, writes and creates nothing (the kernel
+  // drops every other flag), and what is done through it later (an *at
+  // call, a reopen through /proc/self/fd) is judged then.  It cannot be
+  // handed over with ADDFD either: the kernel runs it.
+  if (flags & O_PATH) return cont();
   auto path = read_path(call, static_cast<int>(pathp_arg));
   if (!path) return fail(path.error().err);
   bool excl_create = (flags & O_CREAT) && (flags & O_EXCL);

@@ -80,7 +80,13 @@ int Listener::respond_addfd(uint64_t id, int fd, bool cloexec) {
   a.srcfd = static_cast<uint32_t>(fd);
   a.newfd_flags = cloexec ? O_CLOEXEC : 0;
   int rc = ioctl(fd_.get(), SECCOMP_IOCTL_NOTIF_ADDFD, &a);
-  return rc < 0 ? -errno : rc;
+  if (rc >= 0) return rc;
+  int e = errno;
+  // The call must be answered whatever happened: a descriptor the kernel
+  // would not install is an error for the caller, never a thread parked
+  // for good.  (ENOENT: the call is gone, nobody waits.)
+  if (e != ENOENT) respond_error(id, e == EBADF ? EACCES : e);
+  return -e;
 }
 
 namespace {
