@@ -1,5 +1,7 @@
 #include "procs/procs.h"
+
 #include "base/paths.h"
+#include "procs/code.h"
 
 #include <fcntl.h>
 #include <linux/types.h>
@@ -130,6 +132,7 @@ ImageKey ProcessTable::identify(ProcessInfo& info, pid_t tgid) {
   if (!identities || identities->files.empty()) return {};
   ImageKey key = read_image_key(tgid);
   info.names = cb::identify(*identities, read_exe_facts(tgid));
+  if (!info.names.empty() && check_code && !foreign_code_of(tgid, code_before_ns).empty()) info.names.clear();
   // The image may have changed between the two reads: then trust nothing.
   if (!info.names.empty() && read_image_key(tgid) != key) info.names.clear();
   return key;

@@ -70,6 +70,10 @@ class ProcessTable {
   // The policy's trusted executables: each process image's identity
   // (ProcessInfo::names) is looked up here.  Null: no process has one.
   const Identities* identities = nullptr;
+  // An identity holds only while the process's code is files that were
+  // there, unchanged, before this time (procs/code.h); 0: not checked.
+  int64_t code_before_ns = 0;
+  bool check_code = true;
 
   // Registers pidfds for exit notification (the supervisor's epoll).
   std::function<void(int pidfd, pid_t tgid)> watch;

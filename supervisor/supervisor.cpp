@@ -80,6 +80,7 @@ struct Supervisor::Impl {
         trace(opts, procs, rec),
         notify(opts, launched.init_pid, listener, procs, rec, trace, outcome) {
     if (opts.policy) procs.identities = &opts.policy->identities;
+    procs.code_before_ns = opts.started_ns;
   }
 
   void watch(int fd, uint64_t tag) {

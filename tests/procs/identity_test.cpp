@@ -14,6 +14,8 @@
 #include <string>
 #include <thread>
 
+#include "base/paths.h"
+#include "procs/code.h"
 #include "procs/procs.h"
 
 extern char** environ;
@@ -131,6 +133,99 @@ TEST_F(ProcIdentity, LoaderInjectionAndTheLoaderItselfConferNothing) {
   EXPECT_TRUE(j->names.empty()) << j->exe;
 }
 
+// The loader check reads /proc/PID/environ, which the process itself can
+// overwrite: a preloaded library that scrubs its trace is still in the
+// process's code, and that takes the identity away.
+TEST_F(ProcIdentity, APreloadThatScrubsItsTraceStillConfersNothing) {
+  {
+    std::ofstream c(dir_ + "/scrub.c");
+    c << "#include <string.h>\nextern char **environ;\n"
+         "__attribute__((constructor)) static void scrub(void) {\n"
+         "  for (char **e = environ; *e; ++e)\n"
+         "    if (strncmp(*e, \"LD_PRELOAD=\", 11) == 0) memset(*e, 'X', strlen(*e));\n"
+         "}\n";
+  }
+  // The session starts here; the library is made in it.  (File times come
+  // from a coarse clock: a little slack.)
+  int64_t started = realtime_ns() - 100000000;
+  if (std::system(("cc -shared -fPIC -o " + dir_ + "/scrub.so " + dir_ + "/scrub.c 2>/dev/null").c_str()) != 0)
+    GTEST_SKIP() << "no C compiler to build the preloaded library with";
+  pid_t p = spawn("/usr/bin/sleep", {"sleep", "10"}, {"LD_PRELOAD=" + dir_ + "/scrub.so"});
+  ASSERT_GT(p, 0);
+  // Wait until the library has run: its trace is gone from environ.
+  bool scrubbed = false;
+  for (int i = 0; i < 400 && !scrubbed; ++i) {
+    std::string env = read_proc_file(p, "environ");
+    scrubbed = !env.empty() && env.find("LD_PRELOAD=") == std::string::npos;
+    if (!scrubbed) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ASSERT_TRUE(scrubbed) << "the library did not scrub LD_PRELOAD from the environment";
+
+  ProcessTable t(getpid());
+  t.identities = &ids_;
+  t.check_code = false;  // environ alone: the scrub fools it
+  ProcessEntry* fooled = t.by_tgid(p);
+  ASSERT_TRUE(fooled);
+  EXPECT_EQ(fooled->info->names, std::vector<std::string>{"sleep"});
+
+  ProcessTable checked(getpid());
+  checked.identities = &ids_;
+  checked.code_before_ns = started;
+  ProcessEntry* e = checked.by_tgid(p);
+  ASSERT_TRUE(e);
+  EXPECT_TRUE(e->info->names.empty());
+  EXPECT_NE(foreign_code_of(p, started).find("made or changed in this session"), std::string::npos)
+      << foreign_code_of(p, started);
+}
+
+// Code in a file made during the session, and code patched in memory, are
+// not the trusted program's.
+TEST(ForeignCode, FilesMadeLaterAnonymousAndDirtyCode) {
+  const char* smaps =
+      "55d4a0a00000-55d4a0a28000 r--p 00000000 fe:00 247417                     /usr/bin/git\n"
+      "Size:                160 kB\n"
+      "Private_Dirty:         8 kB\n"
+      "Anonymous:             0 kB\n"
+      "55d4a0a28000-55d4a0b28000 r-xp 00028000 fe:00 247417                     /usr/bin/git\n"
+      "Private_Dirty:         0 kB\n"
+      "7f0000000000-7f0000001000 rwxp 00000000 00:00 0 \n"
+      "Anonymous:             4 kB\n"
+      "7f0000002000-7f0000003000 r-xp 00000000 08:01 99                         /tmp/a b.so\n"
+      "Anonymous:             8 kB\n"
+      "7ffd000000-7ffd001000 r-xp 00000000 00:00 0                          [vdso]\n"
+      "Private_Dirty:         0 kB\n";
+  auto m = executable_mappings(smaps);
+  ASSERT_EQ(m.size(), 4u);
+  EXPECT_EQ(m[0].path, "/usr/bin/git");
+  EXPECT_EQ(m[0].dev_major, 0xfeu);
+  EXPECT_EQ(m[0].inode, 247417u);
+  EXPECT_EQ(m[1].path, "");
+  EXPECT_EQ(m[2].path, "/tmp/a b.so");
+  EXPECT_EQ(m[2].anonymous_kb, 8u);
+  EXPECT_EQ(m[0].anonymous_kb, 0u) << "dirty in the page cache is not changed in memory";
+  EXPECT_EQ(m[3].path, "[vdso]");
+
+  MappedFile git{true, 0xfe, 0, 247417, 1000, 0, 0100755, true};
+  EXPECT_EQ(foreign_code(m[0], git, 2000), "");
+  EXPECT_NE(foreign_code(m[0], git, 500), "") << "changed after the session started";
+  EXPECT_EQ(foreign_code(m[0], git, 0), "") << "0: not checked";
+  MappedFile replaced = git;
+  replaced.inode = 1;
+  EXPECT_NE(foreign_code(m[0], replaced, 0), "");
+  MappedFile gone;
+  EXPECT_NE(foreign_code(m[0], gone, 0), "");
+  EXPECT_NE(foreign_code(m[1], {}, 0), "") << "anonymous";
+  EXPECT_NE(foreign_code(m[2], {true, 8, 1, 99, 0}, 0), "") << "patched in memory";
+  // A library only root can change is code the program may run; one a user
+  // can change, or a group, is not (the executable is the identity's).
+  m[2].anonymous_kb = 0;
+  EXPECT_EQ(foreign_code(m[2], {true, 8, 1, 99, 0, 0, 0100644, false}, 0), "");
+  EXPECT_NE(foreign_code(m[2], {true, 8, 1, 99, 0, 1000, 0100644, false}, 0), "");
+  EXPECT_NE(foreign_code(m[2], {true, 8, 1, 99, 0, 0, 0100664, false}, 0), "");
+  EXPECT_EQ(foreign_code(m[2], {true, 8, 1, 99, 0, 1000, 0100755, true}, 0), "");
+  EXPECT_EQ(foreign_code(m[3], {}, 0), "");
+}
+
 TEST_F(ProcIdentity, AMemfdConfersNothing) {
   pid_t p = fork();
   ASSERT_GE(p, 0);
@@ -158,7 +253,7 @@ TEST_F(ProcIdentity, ATrustedFileChangedAfterTheLoadLosesIt) {
   ASSERT_GT(p, 0);
   auto i = info(p);
   ASSERT_TRUE(i);
-  EXPECT_EQ(i->names, std::vector<std::string>{"mysleep"});
+  EXPECT_EQ(i->names, std::vector<std::string>{"mysleep"}) << foreign_code_of(p, 0);
 
   // Any change to the inode (here its mode; a rewrite likewise) moves its
   // change time: the policy's record no longer names it.
