@@ -12,13 +12,14 @@ import statistics
 import sys
 from collections import defaultdict
 
-MODE_ORDER = ["native", "observe", "seccomp", "ebpf", "floor", "floor-all", "floor-creates", "tracer-floor", "strace",
+MODE_ORDER = ["native", "observe", "seccomp", "ebpf", "ebpf-nokeep", "floor", "floor-all", "floor-creates", "tracer-floor", "strace",
               "bwrap", "firejail", "cb-start"]
 MODE_LABEL = {
     "native": "native",
     "observe": "cottonbox --observe (default policy)",
     "seccomp": "cottonbox houdini, seccomp",
     "ebpf": "cottonbox houdini, seccomp+ebpf",
+    "ebpf-nokeep": "cottonbox houdini, seccomp+ebpf, --no-keep",
     "floor": "bare notify floor, write-opens",
     "floor-all": "bare notify floor, every open",
     "floor-creates": "bare notify floor, creates+renames",
@@ -151,6 +152,24 @@ def main():
               " supervisor included (wait4), and its ratio to native's: less sensitive to other users' load."
               "  events/lost: what the session's database holds.  sup RSS: peak VmHWM of the cottonbox process;"
               " sup CPU: its own CPU time, and per recorded event.")
+
+        # Keeping for undo: what it costs against the same session without it.
+        keep_rows = []
+        for fs in fss:
+            on, off = data[("wl", fs, "ebpf", "wall_s")], data[("wl", fs, "ebpf-nokeep", "wall_s")]
+            if not on or not off:
+                continue
+            con, coff = med(data[("wl", fs, "ebpf", "cpu_s")]), med(data[("wl", fs, "ebpf-nokeep", "cpu_s")])
+            kept = data[("wl", fs, "ebpf", "keep_mb")]
+            keep_rows.append([fs, fnum(med(on)), fnum(med(off)), fnum(med(on) / med(off), "{:.2f}x"),
+                              fnum(con / coff if con is not None and coff else None, "{:.2f}x"),
+                              fnum(med(kept), "{:.0f}") if kept else "-"])
+        if keep_rows:
+            print()
+            print("== Keeping for undo (seccomp+ebpf with keeping, the default, against --no-keep)")
+            print(table(["fs", "keep s", "no-keep s", "ratio", "CPU ratio", "store MB"], keep_rows,
+                        right=set(range(1, 6))))
+            print("target: keeping costs at most 1.10x.  store MB: the keep store after one workload run.")
 
         print()
         print("== Where the time goes: workload phases, median seconds (ratio to native)")

@@ -13,7 +13,7 @@
 #                      /dev/shm, disk is /var/tmp (or $TMPDIR when it is on disk)
 #   --workdir DIR      work in a fresh cottonbox-bench.XXXXXX under DIR instead
 #                      (one filesystem, whichever DIR is on)
-#   --modes LIST       subset of native,observe,seccomp,ebpf,floor,floor-all,
+#   --modes LIST       subset of native,observe,seccomp,ebpf,ebpf-nokeep,floor,floor-all,
 #                      floor-creates,tracer-floor,strace,bwrap,firejail
 #                      (default: all available)
 #   --only LIST        subset of workload,micro,launch,ingest (default all)
@@ -31,6 +31,8 @@
 #   observe    cottonbox run --observe --ask deny (the default policy; nothing blocked)
 #   seccomp    cottonbox run --policy HOUDINI --ask deny --tracer seccomp
 #   ebpf       cottonbox run --policy HOUDINI --ask deny --tracer seccomp,ebpf
+#              (keeping for undo, the default; each run's store is measured)
+#   ebpf-nokeep  the same with --no-keep: what keeping costs
 #   floor      bench_notify_floor: the bare seccomp-notify supervisor (path read,
 #              CONTINUE, no policy, no database) notifying what cottonbox does
 #              for a file policy, opens only when writing/creating/truncating
@@ -265,13 +267,14 @@ put meta - - - reps "$reps"
 
 # ---------------------------------------------------------------------------
 # Modes: PREFIX for a mode and a database path.
-is_cb() { case $1 in observe|seccomp|ebpf) return 0 ;; esac; return 1; }
+is_cb() { case $1 in observe|seccomp|ebpf|ebpf-nokeep) return 0 ;; esac; return 1; }
 prefix_for() {  # MODE DB WORKDIR
     case $1 in
         native) PREFIX=() ;;
         observe) PREFIX=("$cb" run --observe --ask deny --db "$2" --) ;;
         seccomp) PREFIX=("$cb" run --policy "$3/houdini.yaml" --ask deny --tracer seccomp --db "$2" --) ;;
         ebpf) PREFIX=("$cb" run --policy "$3/houdini.yaml" --ask deny --tracer seccomp,ebpf --db "$2" --) ;;
+        ebpf-nokeep) PREFIX=("$cb" run --policy "$3/houdini.yaml" --ask deny --tracer seccomp,ebpf --no-keep --db "$2" --) ;;
         floor) PREFIX=("$bin_dir/bench_notify_floor" --) ;;
         floor-all) PREFIX=("$bin_dir/bench_notify_floor" --opens all --) ;;
         floor-creates) PREFIX=("$bin_dir/bench_notify_floor" --creates-only --) ;;
@@ -290,14 +293,14 @@ except Exception: v = ""
 print(v if not isinstance(v, list) else ";".join(map(str, v)))' "$1" "$2"
 }
 
-all_modes=(native observe seccomp ebpf floor floor-all floor-creates tracer-floor strace bwrap firejail)
+all_modes=(native observe seccomp ebpf ebpf-nokeep floor floor-all floor-creates tracer-floor strace bwrap firejail)
 if [ -n "$modes_arg" ]; then IFS=, read -r -a req_modes <<< "$modes_arg"; else req_modes=("${all_modes[@]}"); fi
 modes=()
 for m in "${req_modes[@]}"; do
     case $m in
         native|floor|floor-all|floor-creates) ;;
         tracer-floor) [ -x "$bin_dir/bench_tracer_floor" ] || { note "bench_tracer_floor is not in $bin_dir (a build without eBPF): mode tracer-floor skipped"; continue; } ;;
-        observe|seccomp|ebpf) ;;
+        observe|seccomp|ebpf|ebpf-nokeep) ;;
         strace|bwrap|firejail) command -v "$m" > /dev/null || { note "$m is not installed: mode $m skipped"; continue; } ;;
         *) echo "run.sh: unknown mode $m" >&2; exit 2 ;;
     esac
@@ -314,7 +317,7 @@ for m in "${req_modes[@]}"; do
             put meta - "$m" - tracer "$tr"
             deg=$(json_field "$j" degraded)
             [ -z "$deg" ] || note "mode $m: session degraded: $deg"
-            if [ "$m" = ebpf ] && [[ $tr != *ebpf* ]]; then
+            if [[ $m == ebpf* ]] && [[ $tr != *ebpf* ]]; then
                 note "mode ebpf skipped: \`cottonbox run --tracer seccomp,ebpf\` ran but the session records tracer=\"$tr\" (the eBPF tracer is not in this build)"
                 continue
             fi
@@ -348,7 +351,9 @@ if want workload; then
         for i in "${!workdirs[@]}"; do
             wd=${workdirs[$i]} fs=${fs_names[$i]%%:*}
             for m in $(rotate $((rep - 1 + i)) "${wl_modes[@]}"); do
-                db=$wd/db/wl-$m-$rep.db log=$wd/logs/wl-$fs-$m-$rep.log ph=$wd/phases/$m-$rep.txt
+                # A directory per run: the keep store sits beside the database.
+                mkdir -p "$wd/db/wl-$m-$rep"
+                db=$wd/db/wl-$m-$rep/audit.db log=$wd/logs/wl-$fs-$m-$rep.log ph=$wd/phases/$m-$rep.txt
                 prefix_for "$m" "$db" "$wd"
                 rss=(); is_cb "$m" && rss=(--rss)
                 line=$("$bexec" "${rss[@]}" --timeout "$wl_timeout" --log "$log" -- "${PREFIX[@]}" \
@@ -358,7 +363,7 @@ if want workload; then
                     "$(awk -v u="$(kv "$line" wall_us)" 'BEGIN{print u/1e6}')" "$([ "$st" = 0 ] || echo "  FAILED (status $st)")" >&2
                 if [ "$st" != 0 ]; then
                     put fail "$fs" "$m" "$rep" workload "status $st: $(tail -3 "$log" | tr '\n\t' '  ')"
-                    rm -rf "$wd/w"
+                    rm -rf "$wd/w" "${db%/*}"
                     continue
                 fi
                 put wl "$fs" "$m" "$rep" wall_s "$(awk -v u="$(kv "$line" wall_us)" 'BEGIN{printf "%.3f", u/1e6}')"
@@ -371,9 +376,10 @@ if want workload; then
                     put wl "$fs" "$m" "$rep" events "$(json_field "$j" events)"
                     put wl "$fs" "$m" "$rep" lost "$(json_field "$j" events_lost)"
                     put wl "$fs" "$m" "$rep" db_mb "$(du -smc "$db" "$db"-* 2>/dev/null | awk 'END{print $1}')"
+                    [ -d "${db%/*}/keep" ] && put wl "$fs" "$m" "$rep" keep_mb "$(du -sm "${db%/*}/keep" | cut -f1)"
                     grep -q 'degraded' "$log" && put note "$fs" "$m" "$rep" text "$(grep -m1 degraded "$log")"
-                    rm -f "$db" "$db"-*
                 fi
+                rm -rf "${db%/*}"
             done
         done
     done
