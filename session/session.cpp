@@ -130,18 +130,19 @@ std::string user_rules_path() {
   return getenv_or("XDG_CONFIG_HOME", home_dir() + "/.config") + "/cottonbox/rules.yaml";
 }
 
-// Makes `dir` and its missing parents, each owned like the directory it is
-// made in (root's session must not leave root-owned directories in a
-// user's home).  Best effort: what cannot be made stays the supervisor's.
-static void make_dir_like_parent(const std::string& dir) {
+// Makes `dir` where its parent exists, owned like the parent (root's
+// session must not leave a root-owned directory in a user's home).  Only
+// one level: a missing ~/.config is not made (a fresh account has none,
+// and a session never needs one).  Best effort: what is not made stays
+// the supervisor's to guard.
+static void make_dir_in_parent(const std::string& dir) {
   if (dir.size() < 2 || dir[0] != '/') return;
   struct stat st {};
   if (lstat(dir.c_str(), &st) == 0) return;
   std::string parent = dir.substr(0, dir.rfind('/'));
   if (parent.empty()) parent = "/";
-  make_dir_like_parent(parent);
   struct stat ps {};
-  if (stat(parent.c_str(), &ps) != 0 || !S_ISDIR(ps.st_mode)) return;
+  if (lstat(parent.c_str(), &ps) != 0 || !S_ISDIR(ps.st_mode)) return;
   if (mkdir(dir.c_str(), 0700) != 0) return;
   if (ps.st_uid != getuid() || ps.st_gid != getgid()) (void)lchown(dir.c_str(), ps.st_uid, ps.st_gid);
 }
@@ -285,9 +286,10 @@ int run_session(const RunOptions& o) {
   sp.config_paths = config_paths();
   // A configuration directory not made yet could be guarded only call by
   // call (every mutation of the session notified, in case it is the one
-  // that makes it).  Made empty now, each is one read-only mount.
+  // that makes it).  Made empty now (where ~/.config exists), each is one
+  // read-only mount.
   if (!o.observe)
-    for (const auto& c : sp.config_paths) make_dir_like_parent(c);
+    for (const auto& c : sp.config_paths) make_dir_in_parent(c);
   add_self_protection(*policy, sp);
 
   // An empty read-only file to bind over raw disk nodes and the audit trail

@@ -290,6 +290,9 @@ TEST_F(Audit, WhyNamesTheMountLayer) {
              "version: 1\nrules:\n  - id: protect\n    action: [file.delete, file.rename, file.truncate, "
              "file.write, file.attr]\n    path: [\"" +
                  dir_ + "/prot/**\"]\n    decision: deny\n");
+  // A home as a user's has one: ~/.config (cottonbox makes its own
+  // directories there, not ~/.config itself).
+  ASSERT_EQ(mkdir((dir_ + "/.config").c_str(), 0755), 0);
   Outcome r = session("rm -f $D/prot/keep.txt; echo done", {"--no-keep"});
   EXPECT_NE(r.out.find("done"), std::string::npos) << r.err;
   EXPECT_EQ(read_file(dir_ + "/prot/keep.txt"), "keep me\n");

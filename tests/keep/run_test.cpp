@@ -264,9 +264,10 @@ class KeepRun : public ::testing::Test {
     return r;
   }
 
-  // The home as a user compares it, less what `cottonbox run` itself made
-  // before the session (session.cpp, make_dir_like_parent): its empty
-  // configuration directories, so that each can be one read-only mount.
+  // The home as a user compares it, less what `cottonbox run` itself makes
+  // before a session where ~/.config exists (session.cpp,
+  // make_dir_in_parent): its empty configuration directories, so that each
+  // can be one read-only mount.
   // They are no change of the session's, and undo does not remove them.
   std::map<std::string, Seen> home_tree() {
     auto t = tree(home_);
