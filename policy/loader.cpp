@@ -623,6 +623,19 @@ class Loader {
     expanded_[name] = std::move(out);
   }
 
+  // A rule's entry `s`: itself, or the items of the list it names with
+  // `@name`; nothing (the error reported) for a list no one defined.
+  std::optional<std::vector<std::string>> entries_of(const Scalar& s, size_t file) {
+    if (!s.value.starts_with("@")) return std::vector<std::string>{s.value};
+    std::string ref = s.value.substr(1);
+    auto it = expanded_.find(ref);
+    if (it == expanded_.end()) {
+      error(file, s.mark, "unknown list '@" + ref + "'" + did_you_mean(ref, list_names()));
+      return std::nullopt;
+    }
+    return it->second;
+  }
+
   std::vector<std::string_view> list_names() const {
     std::vector<std::string_view> v;
     for (const auto& [name, list] : lists_) v.push_back(name);
@@ -760,21 +773,13 @@ class Loader {
       if (r.paths) {
         for (const auto& p : *r.paths) {
           // A named list of patterns: the policy's data, like `process:` lists.
-          std::vector<Scalar> patterns;
-          if (p.value.starts_with("@")) {
-            std::string ref = p.value.substr(1);
-            auto it = expanded_.find(ref);
-            if (it == expanded_.end()) {
-              error(r.file, p.mark, "unknown list '@" + ref + "'" + did_you_mean(ref, list_names()));
-              ok = false;
-              continue;
-            }
-            for (const auto& item : it->second) patterns.push_back(Scalar{item, p.mark, p.file});
-          } else {
-            patterns.push_back(p);
+          auto items = entries_of(p, r.file);
+          if (!items) {
+            ok = false;
+            continue;
           }
-          for (const auto& pat : patterns) {
-            if (auto g = compile_path(pat, out.actions))
+          for (auto& item : *items) {
+            if (auto g = compile_path(Scalar{std::move(item), p.mark, p.file}, out.actions))
               out.paths.push_back(std::move(*g));
             else
               ok = false;
@@ -788,20 +793,12 @@ class Loader {
 
       if (r.processes) {
         for (const auto& p : *r.processes) {
-          std::vector<std::string> names;
-          if (p.value.starts_with("@")) {
-            std::string ref = p.value.substr(1);
-            auto it = expanded_.find(ref);
-            if (it == expanded_.end()) {
-              error(r.file, p.mark, "unknown list '@" + ref + "'" + did_you_mean(ref, list_names()));
-              ok = false;
-              continue;
-            }
-            names = it->second;
-          } else {
-            names.push_back(p.value);
+          auto names = entries_of(p, r.file);
+          if (!names) {
+            ok = false;
+            continue;
           }
-          for (auto& n : names) {
+          for (auto& n : *names) {
             if (n.empty() || n.find('/') != std::string::npos) {
               error(r.file, p.mark,
                     "process '" + n +

@@ -283,6 +283,18 @@ class KeepRun : public ::testing::Test {
     return t;
   }
 
+  // Every file of `before` is there after undo, as it was.
+  static void expect_back(const std::map<std::string, Seen>& before, const std::map<std::string, Seen>& after) {
+    for (const auto& [rel, st] : before) {
+      auto it = after.find(rel);
+      if (it == after.end()) {
+        ADD_FAILURE() << rel << " is missing after undo";
+        continue;
+      }
+      EXPECT_EQ(it->second, st) << rel;
+    }
+  }
+
   std::string db() const { return data_ + "/audit.db"; }
   std::string store() const { return data_ + "/keep"; }
 
@@ -416,14 +428,7 @@ class KeepRun : public ::testing::Test {
     Ran u = run({kCottonbox, "undo", "--session", "1", "--db", db()}, proj_, who);
     EXPECT_EQ(u.status, 0) << u.out << u.err;
     auto after = tree(proj_);
-    for (const auto& [rel, st] : before) {
-      auto it = after.find(rel);
-      if (it == after.end()) {
-        ADD_FAILURE() << rel << " is missing after undo";
-        continue;
-      }
-      EXPECT_EQ(it->second, st) << rel;
-    }
+    expect_back(before, after);
     // Plain undo gives back what was destroyed and leaves what the session
     // created: here only git's ORIG_HEAD (the commit reset --hard moved
     // from), which a user may still want.  Anything else is a leftover.
@@ -579,14 +584,7 @@ class KeepRun : public ::testing::Test {
     Ran u = run({kCottonbox, "undo", "--session", "1", "--db", db()}, proj_, who);
     EXPECT_EQ(u.status, 0) << u.out.substr(u.out.size() > 4000 ? u.out.size() - 4000 : 0) << u.err;
     auto after = tree(proj_);
-    for (const auto& [rel, st] : before) {
-      auto it = after.find(rel);
-      if (it == after.end()) {
-        ADD_FAILURE() << rel << " is missing after undo";
-        continue;
-      }
-      EXPECT_EQ(it->second, st) << rel;
-    }
+    expect_back(before, after);
     for (const auto& [rel, st] : after)
       if (!before.count(rel)) {
         ADD_FAILURE() << "left by the session: " << rel;
