@@ -116,7 +116,14 @@ void ModelsTest::eventModelInsertsInBatches() {
   EventModel m;
   Tester t(&m, kFatal);
   QSignalSpy inserted(&m, &QAbstractItemModel::rowsInserted);
-  for (uint64_t i = 0; i < 1000; ++i) m.enqueue(item(i));
+  // All older than the hold-back, however long making them takes on a
+  // loaded machine: the first timer tick must take every one of them.
+  const int64_t past = nowNs() - 1'000'000'000;
+  for (uint64_t i = 0; i < 1000; ++i) {
+    EventItem e = item(i);
+    e.row.ev.ts_ns = past + int64_t(i);
+    m.enqueue(std::move(e));
+  }
   // Nothing is inserted per event: one batch, on the timer.
   QCOMPARE(m.rowCount(), 0);
   QCOMPARE(m.pending(), size_t(1000));
@@ -129,7 +136,9 @@ void ModelsTest::eventModelInsertsInBatches() {
 void ModelsTest::eventModelPutsLateEventsInTimeOrder() {
   EventModel m;
   Tester t(&m, kFatal);
-  m.setHoldBack(300);
+  // Long enough that a loaded machine cannot stall past it between the two
+  // enqueues below; short enough for QTRY's five seconds.
+  m.setHoldBack(1500);
   int64_t now = nowNs();
   auto at = [&](uint64_t seq, int64_t offsetMs) {
     EventItem e = item(seq);
@@ -137,9 +146,9 @@ void ModelsTest::eventModelPutsLateEventsInTimeOrder() {
     return e;
   };
   // The supervisor's events first, the eBPF tracer's a little later.
-  m.enqueue(at(1, -1000));
-  m.enqueue(at(3, -998));
-  m.enqueue(at(2, -999));
+  m.enqueue(at(1, -10000));
+  m.enqueue(at(3, -9998));
+  m.enqueue(at(2, -9999));
   m.enqueue(at(5, 0));  // too recent: held back
   QTRY_COMPARE(m.rowCount(), 3);
   QCOMPARE(m.item(0).row.seq, uint64_t(1));
