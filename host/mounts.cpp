@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "base/paths.h"
+#include "host/mountinfo.h"
 
 namespace cb {
 namespace {
@@ -74,56 +75,21 @@ void scan_dev_nodes(const std::string& dir, const std::set<dev_t>& want,
 // The existing directories that deny/ask rules on `actions` name as the
 // literal start of their paths (~/.ssh for "~/.ssh/**"), each once.
 
-// /proc/self/mountinfo escapes space, tab, newline and backslash as \ooo.
-std::string unescape_mountinfo(const std::string& f) {
-  std::string out;
-  for (size_t i = 0; i < f.size(); ++i) {
-    if (f[i] == '\\' && i + 3 < f.size()) {
-      int v = 0;
-      bool ok = true;
-      for (size_t k = 1; k <= 3; ++k) {
-        if (f[i + k] < '0' || f[i + k] > '7')
-          ok = false;
-        else
-          v = v * 8 + (f[i + k] - '0');
-      }
-      if (ok) {
-        out += static_cast<char>(v);
-        i += 3;
-        continue;
-      }
-    }
-    out += f[i];
-  }
-  return out;
-}
-
 }  // namespace
 
 std::vector<std::pair<std::string, std::string>> mount_aliases(const std::vector<std::string>& dirs) {
   std::vector<std::pair<std::string, std::string>> out;
-  struct Entry {
-    dev_t dev;
-    std::string root, point;
-  };
-  std::vector<Entry> mounts;
   std::ifstream in("/proc/self/mountinfo");
-  std::string line;
-  while (std::getline(in, line)) {
-    std::istringstream ls(line);
-    std::string id, parent, majmin, root, point;
-    if (!(ls >> id >> parent >> majmin >> root >> point)) continue;
-    unsigned ma = 0, mi = 0;
-    if (sscanf(majmin.c_str(), "%u:%u", &ma, &mi) != 2) continue;
-    mounts.push_back({makedev(ma, mi), unescape_mountinfo(root), unescape_mountinfo(point)});
-  }
+  std::stringstream text;
+  text << in.rdbuf();
+  std::vector<MountEntry> mounts = parse_mountinfo(text.str());
   for (const std::string& dir : dirs) {
     struct stat want;
     if (stat(dir.c_str(), &want) != 0 || !S_ISDIR(want.st_mode)) continue;
     // Where `dir` lies in its file system: below the root of the mount that
     // holds it (the longest mount point above it; of mounts stacked there,
     // the last, which is the one that shows).
-    const Entry* holder = nullptr;
+    const MountEntry* holder = nullptr;
     for (const auto& e : mounts)
       if (e.dev == want.st_dev && is_under(dir, e.point) && (!holder || e.point.size() >= holder->point.size()))
         holder = &e;

@@ -110,7 +110,19 @@ int apply_mount(const MountOp& op) {
     case MountKind::HideFile:
       if (mount(op.source.c_str(), p, nullptr, MS_BIND, nullptr)) return -1;
       return set_mount_attr(p, MOUNT_ATTR_RDONLY, false);
-    case MountKind::Proc: return mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr);
+    case MountKind::Proc: {
+      if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr)) return -1;
+      // A second, whole procfs where nothing can reach it: on the always
+      // empty binfmt_misc directory, which the read-only /proc/sys mounted
+      // next covers.  The kernel lets a sandbox inside the session mount a
+      // proc of its own only while some proc in its namespace shows every
+      // part of itself (fs/namespace.c, mnt_already_visible), and the
+      // session's own no longer does once parts of it are read-only.
+      // Without binfmt_misc there is no such place: sandboxes inside then
+      // cannot mount a proc, and nothing else changes.
+      (void)mount("proc", "/proc/sys/fs/binfmt_misc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr);
+      return 0;
+    }
   }
   errno = EINVAL;
   return -1;

@@ -34,8 +34,9 @@ Result<std::pair<UniqueFd, std::string>> attr_object(const Call& call, PathConte
     if (!empty_ok && !null_ok) return Error{ENOENT, "empty path"};
     auto f = target_fd_object(call, dirfd, false, env);
     if (!f) return f.error();
-    std::string fp = fd_path(f->get());
-    return std::make_pair(std::move(*f), fp);
+    auto fp = ctx.name_of(f->get());
+    if (!fp) return fp.error();
+    return std::make_pair(std::move(*f), std::move(*fp));
   }
   auto r = resolve_path(ctx, dirfd, path, follow ? Follow::Final : Follow::NoFinal);
   if (!r) return r.error();
@@ -134,13 +135,15 @@ Classified classify_xattr(const Call& call, const Syscall& row, PathContext& ctx
   return c;
 }
 
-Classified classify_chattr(const Call& call, const Syscall& row, PathContext&, const ClassifyEnv& env) {
+Classified classify_chattr(const Call& call, const Syscall& row, PathContext& ctx, const ClassifyEnv& env) {
   auto f = target_fd_object(call, as_fd(call.args[row.args.fd]), true, env);
   if (!f) return fail(f.error().err);
   uint64_t cmd = call.args[row.args.flags];
   Classified c;
   c.flags = cmd;
-  Facet fa = facet(Action::FileAttr, fd_path(f->get()));
+  auto name = ctx.name_of(f->get());
+  if (!name) return fail(name.error().err);
+  Facet fa = facet(Action::FileAttr, *name);
   struct stat st {};
   if (fstat(f->get(), &st) == 0) add_inode_aliases(fa, st, env);
   c.facets.push_back(std::move(fa));

@@ -1,8 +1,10 @@
 // The handlers of the file families: opens, names in a directory
 // (unlink, rename, link, symlink, mkdir, mknod) and sizes.
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <linux/openat2.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -10,12 +12,18 @@
 #include <climits>
 #include <cstdlib>
 
+#include "notify/fixed_args.h"
 #include "notify/handlers.h"
 #include "notify/listener.h"
 #include "syscalls/compat.h"
 
 namespace cb::handlers {
 namespace {
+
+bool on_procfs_fd(int fd) {
+  struct statfs sf;
+  return fstatfs(fd, &sf) == 0 && sf.f_type == PROC_SUPER_MAGIC;
+}
 
 Classified open_path(const Call& call, PathContext& ctx, const ClassifyEnv& env, int dirfd, uint64_t pathp_arg,
                      uint64_t flags, uint64_t mode, const open_how* how) {
@@ -79,6 +87,10 @@ Classified open_path(const Call& call, PathContext& ctx, const ClassifyEnv& env,
         c.facets.push_back(std::move(t));
       }
     }
+    if (write && (r->name == "uid_map" || r->name == "gid_map" || r->name == "setgroups" || r->name == "projid_map") &&
+        r->parent && on_procfs_fd(r->parent.get()))
+      c.kernel_opens =
+          unfixed_args(call.tid, {{call.args[pathp_arg], path->size() + 1}}, env.session_pids, dirfd).empty();
     std::vector<std::string> aliases = f.aliases;
     c.facets.push_back(std::move(f));
     if (trunc) {
@@ -176,7 +188,9 @@ Classified link_at(const Call& call, PathContext& ctx, int odir, int oarg, int n
     } else {
       auto d = ctx.dirfd(odir);
       if (!d) return fail(d.error().err);
-      old_path = fd_path(d->get());
+      auto name = ctx.name_of(d->get());
+      if (!name) return fail(name.error().err);
+      old_path = std::move(*name);
       c.op.obj = std::move(*d);
     }
   } else {
@@ -310,12 +324,14 @@ Classified classify_open_by_handle(const Call& call, const Syscall& row, PathCon
   int acc = static_cast<int>(flags & O_ACCMODE);
   bool write = !(flags & O_PATH) && (acc == O_WRONLY || acc == O_RDWR);
   bool trunc = write && (flags & O_TRUNC) && S_ISREG(st.st_mode);
+  auto name = ctx.name_of(obj.get());
+  if (!name) return fail(name.error().err);
   Classified c;
   c.flags = flags;
   Facet f = facet(trunc   ? Action::FileTruncate
                   : write ? Action::FileWrite
                           : Action::FileRead,
-                  fd_path(obj.get()), S_ISDIR(st.st_mode));
+                  *name, S_ISDIR(st.st_mode));
   add_device_aliases(f, st, env);
   add_inode_aliases(f, st, env);
   if (trunc) {
@@ -380,15 +396,17 @@ Classified classify_truncate(const Call& call, const Syscall& row, PathContext& 
   return c;
 }
 
-Classified classify_fd_size(const Call& call, const Syscall& row, PathContext&, const ClassifyEnv& env) {
+Classified classify_fd_size(const Call& call, const Syscall& row, PathContext& ctx, const ClassifyEnv& env) {
   const uint64_t* a = call.args;
   // On the very open file: another thread may swap the fd number.
   auto f = target_fd_object(call, as_fd(a[row.args.fd]), true, env);
   if (!f) return fail(f.error().err);
   struct stat st {};
   fstat(f->get(), &st);
+  auto name = ctx.name_of(f->get());
+  if (!name) return fail(name.error().err);
   Classified c;
-  Facet fa = facet(Action::FileTruncate, fd_path(f->get()));
+  Facet fa = facet(Action::FileTruncate, *name);
   add_inode_aliases(fa, st, env);
   c.facets.push_back(std::move(fa));
   c.op.obj = std::move(*f);

@@ -8,7 +8,13 @@
 #include <sched.h>
 #include <sys/syscall.h>
 
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cstdio>
 #include <string>
+
+#include "procs/creds.h"
 
 #include "notify/handlers.h"
 #include "syscalls/compat.h"
@@ -29,6 +35,37 @@ std::string ns_names(uint64_t flags) {
 constexpr uint64_t kNamespaceFlags = CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWUSER | CLONE_NEWPID |
                                      CLONE_NEWNET | CLONE_NEWCGROUP | CLONE_NEWTIME;
 
+// Whether `fd` (a namespace, or a pidfd standing for all of a process's)
+// is one that some process of the session is in.
+bool namespace_of_session(int fd, const ClassifyEnv& env) {
+  if (!env.session_pids) return false;
+  std::vector<pid_t> pids = env.session_pids();
+  struct stat want {};
+  if (fstat(fd, &want)) return false;
+  char link[64];
+  snprintf(link, sizeof link, "/proc/self/fdinfo/%d", fd);
+  std::string info;
+  if (FILE* fi = fopen(link, "re")) {
+    char buf[512];
+    while (fgets(buf, sizeof buf, fi)) info += buf;
+    fclose(fi);
+  }
+  if (size_t at = info.find("\nPid:"); at != std::string::npos) {  // a pidfd
+    pid_t pid = static_cast<pid_t>(atoi(info.c_str() + at + 5));
+    return std::find(pids.begin(), pids.end(), pid) != pids.end();
+  }
+  static const char* const kinds[] = {"mnt", "net", "pid", "user", "uts", "ipc", "cgroup", "time"};
+  Privileged priv;
+  for (pid_t p : pids)
+    for (const char* k : kinds) {
+      char ns[64];
+      snprintf(ns, sizeof ns, "/proc/%d/ns/%s", p, k);
+      struct stat st {};
+      if (stat(ns, &st) == 0 && st.st_dev == want.st_dev && st.st_ino == want.st_ino) return true;
+    }
+  return false;
+}
+
 Classified guard(Action a, std::string what, uint64_t flags = 0) {
   Classified c;
   c.flags = flags;
@@ -46,26 +83,26 @@ Classified classify_io_uring_setup(const Call&, const Syscall&, PathContext&, co
   return c;
 }
 
-Classified classify_mount(const Call& call, const Syscall& row, PathContext& ctx, const ClassifyEnv&) {
-  std::string what;
-  if (row.args.path1 >= 0 && call.args[row.args.path1]) {
-    if (auto p = read_path(call, row.args.path1)) {
-      what = *p;
-      // A file system's name (fsopen) is no path.
-      if (row.args.dirfd1 != kAtRaw)
-        if (auto r = resolve_path(ctx, AT_FDCWD, *p, Follow::Final)) what = r->path;
-    }
-  }
-  return guard(Action::SysMount, what, arg_or(call, row.args.flags, 0));
-}
-
 Classified classify_namespaces(const Call& call, const Syscall& row, PathContext&, const ClassifyEnv& env) {
   uint64_t flags = call.args[row.args.flags];
-  if (row.args.fd < 0) return guard(Action::SysNamespace, ns_names(flags), flags);
-  // setns: the namespace the fd names.
+  if (row.args.fd < 0) {
+    Classified c = guard(Action::SysNamespace, ns_names(flags), flags);
+    c.mounts_changed = flags & CLONE_NEWNS;
+    return c;
+  }
+  // setns: the namespace the fd names, which must be one a process of the
+  // session is in: the host's would leave the session's layers behind.
   std::string what = "setns";
-  if (auto f = target_fd_object(call, as_fd(call.args[row.args.fd]), false, env)) what = fd_path(f->get());
-  return guard(Action::SysNamespace, what, flags);
+  Classified c;
+  auto f = target_fd_object(call, as_fd(call.args[row.args.fd]), false, env);
+  if (!f) return fail(f.error().err);
+  what = fd_path(f->get());
+  c = guard(Action::SysNamespace, what, flags);
+  c.mounts_changed = true;
+  if (!namespace_of_session(f->get(), env)) {
+    c.facets[0].breaks_layer = "entering a namespace no process of the session is in would leave the session's layers";
+  }
+  return c;
 }
 
 Classified classify_clone(const Call& call, const Syscall& row, PathContext&, const ClassifyEnv&) {
@@ -75,7 +112,9 @@ Classified classify_clone(const Call& call, const Syscall& row, PathContext&, co
     c.shares_fs = true;
     return c;
   }
-  return guard(Action::SysNamespace, ns_names(flags), flags);
+  Classified c = guard(Action::SysNamespace, ns_names(flags), flags);
+  c.mounts_changed = flags & CLONE_NEWNS;
+  return c;
 }
 
 Classified classify_kernel(const Call&, const Syscall& row, PathContext&, const ClassifyEnv&) {

@@ -93,7 +93,11 @@ Classified classify_exec(const Call& call, const Syscall& row, PathContext& ctx,
     path = r ? r->path : *p;
   } else if (row.args.fd >= 0) {
     // execveat(fd, "", AT_EMPTY_PATH): the open file itself.
-    if (auto f = target_fd_object(call, as_fd(call.args[row.args.fd]), false, env)) path = fd_path(f->get());
+    if (auto f = target_fd_object(call, as_fd(call.args[row.args.fd]), false, env)) {
+      auto name = ctx.name_of(f->get());
+      if (!name) return fail(name.error().err);
+      path = std::move(*name);
+    }
   }
   c.facets.push_back(facet(Action::ProcExec, path));
   return c;

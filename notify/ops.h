@@ -33,6 +33,10 @@ struct Facet {
   bool is_dir = false;
   int32_t target_pid = 0;
   std::vector<std::string> aliases;
+  // Why carrying this out would undo a kernel layer of the session (a mount
+  // uncovering a read-only tree); empty when it would not.  decide()
+  // refuses such a call whatever the rules say.
+  std::string breaks_layer;
 };
 
 enum class OpKind : uint8_t {
@@ -88,10 +92,15 @@ struct Classified {
   Operation op;
   uint64_t flags = 0;  // recorded with the event
   int deny_errno = EPERM;
-  bool exec = false;           // mark the process for refresh after CONTINUE
-  bool creds_changed = false;  // invalidate the credential cache, CONTINUE
-  bool fs_changed = false;     // chdir/fchdir/chroot: invalidate the root/cwd cache, CONTINUE
-  bool shares_fs = false;      // a process sharing its fs_struct with another: stop caching
+  bool exec = false;            // mark the process for refresh after CONTINUE
+  bool creds_changed = false;   // invalidate the credential cache, CONTINUE
+  bool fs_changed = false;      // chdir/fchdir/chroot: invalidate the root/cwd cache, CONTINUE
+  bool shares_fs = false;       // a process sharing its fs_struct with another: stop caching
+  bool mounts_changed = false;  // a mount-family call: names and roots may change once it ran
+  // Allowed, the kernel opens it, not the supervisor: a user namespace's id
+  // maps take only writers opened from that namespace or its parent, and
+  // the call's arguments are fixed (notify/fixed_args.h).
+  bool kernel_opens = false;
   bool io_uring = false;
   uint32_t keep = 0;  // facets (bit i: facets[i]) whose destroyed content the policy keeps for undo
 };
@@ -102,6 +111,7 @@ struct ClassifyEnv {
   const LinkIndex* links = nullptr;  // other names of files: made before the session, or by it
   pid_t self_pid = 0;                // the supervisor (visible to the command only without a pid namespace)
   int target_pidfd = -1;             // the calling process (for pidfd_getfd of its fds)
+  std::function<std::vector<pid_t>()> session_pids;  // every process of the session
 };
 
 // Reads the call's arguments from the target (the caller checks ID_VALID

@@ -9,6 +9,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <climits>
 #include <cstring>
 #include <vector>
@@ -66,11 +67,11 @@ Result<std::string> read_link_at(int dir, const std::string& name) {
   return std::string(buf, static_cast<size_t>(n));
 }
 
-void finish(Resolved& r) {
-  if (r.object)
-    r.path = fd_path(r.object.get());
-  else
-    r.path = join_path(fd_path(r.parent.get()), r.name);
+Result<Resolved> done(PathContext& ctx, Resolved r) {
+  auto name = ctx.name_of(r.object ? r.object.get() : r.parent.get());
+  if (!name) return name.error();
+  r.path = r.object ? std::move(*name) : join_path(*name, r.name);
+  return r;
 }
 
 // The authoritative walk, one component at a time.
@@ -85,8 +86,7 @@ Result<Resolved> walk(PathContext& ctx, UniqueFd cur, std::string_view path, Fol
   if (stack.empty()) {  // "/" or only slashes
     r.object = std::move(cur);
     r.exists = fstat(r.object.get(), &r.st) == 0;
-    finish(r);
-    return r;
+    return done(ctx, std::move(r));
   }
   while (!stack.empty()) {
     std::string comp = std::move(stack.back());
@@ -102,8 +102,7 @@ Result<Resolved> walk(PathContext& ctx, UniqueFd cur, std::string_view path, Fol
         r.object = std::move(cur);
         r.name = comp;
         r.exists = fstat(r.object.get(), &r.st) == 0;
-        finish(r);
-        return r;
+        return done(ctx, std::move(r));
       }
       continue;
     }
@@ -121,7 +120,7 @@ Result<Resolved> walk(PathContext& ctx, UniqueFd cur, std::string_view path, Fol
           struct stat h;
           return stat("/proc", &h) == 0 ? h.st_dev : dev_t(-1);
         }();
-        auto [nstgid, nstid] = st.st_dev == host_proc ? std::pair{ctx.tgid(), ctx.tid()} : ctx.ns_ids();
+        auto [nstgid, nstid] = st.st_dev == host_proc ? std::pair{ctx.tgid(), ctx.tid()} : ctx.ids_in_procfs(cur.get());
         if (comp == "self") {
           comp = std::to_string(nstgid);
         } else if (comp == "thread-self") {
@@ -137,8 +136,7 @@ Result<Resolved> walk(PathContext& ctx, UniqueFd cur, std::string_view path, Fol
         r.parent = std::move(cur);
         r.name = comp;
         r.exists = false;
-        finish(r);
-        return r;
+        return done(ctx, std::move(r));
       }
       return Error::from_errno(comp);
     }
@@ -154,8 +152,7 @@ Result<Resolved> walk(PathContext& ctx, UniqueFd cur, std::string_view path, Fol
           r.name = comp;
           r.object = std::move(obj);
           r.exists = fstat(r.object.get(), &r.st) == 0;
-          finish(r);
-          return r;
+          return done(ctx, std::move(r));
         }
         cur = std::move(obj);
         continue;
@@ -171,8 +168,7 @@ Result<Resolved> walk(PathContext& ctx, UniqueFd cur, std::string_view path, Fol
         if (stack.empty()) {  // a link to "/"
           r.object = std::move(cur);
           r.exists = fstat(r.object.get(), &r.st) == 0;
-          finish(r);
-          return r;
+          return done(ctx, std::move(r));
         }
       }
       continue;
@@ -182,8 +178,7 @@ Result<Resolved> walk(PathContext& ctx, UniqueFd cur, std::string_view path, Fol
       r.name = comp;
       r.exists = true;
       r.st = st;
-      finish(r);
-      return r;
+      return done(ctx, std::move(r));
     }
     if (!S_ISDIR(st.st_mode)) return err(ENOTDIR, "not a directory");
     UniqueFd next = open_path(cur.get(), comp.c_str(), O_NOFOLLOW | O_DIRECTORY);
@@ -226,7 +221,10 @@ Result<std::string> PathContext::root_path() {
   if (!r) return r.error();
   FsCache& c = fs();
   if (c.root_gen != gen_) {
-    c.root_path = fd_path(*r);
+    auto name = name_of(*r);
+    if (!name) return name.error();
+    c.root_path = std::move(*name);
+    c.root_foreign = foreign(*r);
     c.root_gen = gen_;
   }
   return c.root_path;
@@ -237,7 +235,10 @@ Result<std::string> PathContext::cwd_path() {
   if (!r) return r.error();
   FsCache& c = fs();
   if (c.cwd_gen != gen_) {
-    c.cwd_path = fd_path(*r);
+    auto name = name_of(*r);
+    if (!name) return name.error();
+    c.cwd_path = std::move(*name);
+    c.cwd_foreign = foreign(*r);
     c.cwd_gen = gen_;
   }
   return c.cwd_path;
@@ -281,15 +282,87 @@ Result<std::pair<UniqueFd, std::string>> PathContext::dirfd_named(int fd) {
   if (dirfds_) {
     DirfdName& n = (*dirfds_)[fd];
     if (n.gen != gen_ || n.dev != st.st_dev || n.ino != st.st_ino) {
-      n.path = fd_path(d->get());
+      auto name = name_of(d->get());
+      if (!name) return name.error();
+      n.path = std::move(*name);
+      n.foreign = foreign(d->get());
       n.dev = st.st_dev;
       n.ino = st.st_ino;
       n.gen = gen_;
     }
     return std::make_pair(std::move(*d), n.path);
   }
-  std::string path = fd_path(d->get());
-  return std::make_pair(std::move(*d), path);
+  auto name = name_of(d->get());
+  if (!name) return name.error();
+  return std::make_pair(std::move(*d), std::move(*name));
+}
+
+Result<std::string> PathContext::name_of(int fd) {
+  if (!mounts_) return fd_path(fd);
+  return mounts_->host_name(fd, tid_);
+}
+
+bool PathContext::base_foreign(int dirfd, int fd) {
+  if (!mounts_) return false;
+  if (dirfd == -1) return fs().root_foreign;
+  if (dirfd == AT_FDCWD) return fs().cwd_foreign;
+  if (dirfds_)
+    if (auto it = dirfds_->find(dirfd); it != dirfds_->end() && it->second.gen == gen_) return it->second.foreign;
+  return foreign(fd);
+}
+
+bool PathContext::foreign(int fd) {
+  if (!mounts_) return false;
+  int id = MountMap::mount_id(fd);
+  return id >= 0 && !mounts_->in_session_ns(id);
+}
+
+namespace {
+
+// The numbers after `key` ("NStgid:") in a status text, outermost first.
+std::vector<pid_t> ns_list(const std::string& status, const char* key) {
+  std::vector<pid_t> out;
+  size_t at = status.find(key);
+  if (at == std::string::npos) return out;
+  const char* s = status.c_str() + at + strlen(key);
+  while (*s && *s != '\n') {
+    while (*s == ' ' || *s == '\t') ++s;
+    if (*s < '0' || *s > '9') break;
+    out.push_back(static_cast<pid_t>(strtol(s, const_cast<char**>(&s), 10)));
+  }
+  return out;
+}
+
+std::string read_at(int dir, const std::string& name) {
+  UniqueFd fd(openat(dir, name.c_str(), O_RDONLY | O_CLOEXEC));
+  std::string out;
+  char buf[4096];
+  ssize_t n;
+  while (fd && (n = read(fd.get(), buf, sizeof buf)) > 0) out.append(buf, static_cast<size_t>(n));
+  return out;
+}
+
+}  // namespace
+
+std::pair<pid_t, pid_t> PathContext::ids_in_procfs(int procfs_root) {
+  // A procfs shows one pid namespace, not necessarily the innermost one of
+  // the target (a sandbox made a pid namespace and has not mounted a proc
+  // for it yet): the level whose view of the target's status lists the
+  // tail of its ids from there inwards.
+  std::string host;
+  {
+    Privileged priv;
+    host = read_at(AT_FDCWD, "/proc/" + std::to_string(tid_) + "/status");
+  }
+  std::vector<pid_t> tgids = ns_list(host, "\nNStgid:"), tids = ns_list(host, "\nNSpid:");
+  if (tgids.empty() || tgids.size() != tids.size()) return ns_ids();
+  for (size_t k = tgids.size(); k-- > 0;) {
+    std::string seen = read_at(procfs_root, std::to_string(tgids[k]) + "/task/" + std::to_string(tids[k]) + "/status");
+    std::vector<pid_t> tail = ns_list(seen, "\nNSpid:");
+    if (!tail.empty() && std::equal(tail.begin(), tail.end(), tids.begin() + static_cast<ptrdiff_t>(k), tids.end()))
+      return {tgids[k], tids[k]};
+  }
+  return ns_ids();
 }
 
 std::pair<pid_t, pid_t> PathContext::ns_ids() {
@@ -392,6 +465,13 @@ Result<Resolved> resolve_path(PathContext& ctx, int dirfd, std::string_view path
             return walk(ctx, std::move(parent), r.name, follow, trailing);  // a symlink to follow
         } else if (errno != ENOENT) {
           return Error::from_errno(r.name);
+        }
+        if (ctx.base_foreign(absolute ? -1 : dirfd, base_fd)) {
+          // Names below a mount of another namespace are that namespace's:
+          // the host's name comes from the directory itself.
+          auto name = ctx.name_of(parent.get());
+          if (!name) return name.error();
+          dirname = std::move(*name);
         }
         r.parent = std::move(parent);
         r.path = join_path(dirname, r.name);

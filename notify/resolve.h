@@ -27,6 +27,7 @@
 #include "base/paths.h"
 #include "base/result.h"
 #include "procs/fs_cache.h"
+#include "procs/mount_map.h"
 
 namespace cb {
 
@@ -37,6 +38,9 @@ class PathContext {
   // With caches (owned by the process table) and the current generation.
   PathContext(pid_t tid, pid_t tgid, FsCache* fs, std::unordered_map<int, DirfdName>* dirfds, uint64_t gen, int pidfd)
       : tid_(tid), tgid_(tgid), fs_(fs), dirfds_(dirfds), gen_(gen), pidfd_(pidfd) {}
+  // Names objects on mounts of other namespaces by the host's names.
+  void set_mounts(MountMap* m) { mounts_ = m; }
+  MountMap* mounts() const { return mounts_; }
 
   pid_t tid() const { return tid_; }
   pid_t tgid() const { return tgid_; }
@@ -49,7 +53,21 @@ class PathContext {
   // A new fd for the target's dirfd (AT_FDCWD: its cwd), and its name.
   Result<UniqueFd> dirfd(int fd);
   Result<std::pair<UniqueFd, std::string>> dirfd_named(int fd);
-  // The target's ids in the innermost pid namespace (for /proc/self).
+  // The name of what `fd` (opened for this target) refers to, as the host
+  // names it: the name in the session's namespace, or through its mount
+  // for another namespace's (procs/mount_map.h).  Fails for an object on a
+  // mount no process of the session shows.
+  Result<std::string> name_of(int fd);
+  // Whether `fd` lies on a mount of another namespace than the session's.
+  bool foreign(int fd);
+  // Whether the base a fast lookup started from (-1: the root, AT_FDCWD:
+  // the cwd, else that dirfd, open as `fd`) is such a mount, as the names
+  // above were read.
+  bool base_foreign(int dirfd, int fd);
+  // The target's ids in the pid namespace the procfs at `procfs_root` shows
+  // (for /proc/self there).
+  std::pair<pid_t, pid_t> ids_in_procfs(int procfs_root);
+  // The target's ids in the innermost pid namespace.
   std::pair<pid_t, pid_t> ns_ids();
 
  private:
@@ -59,6 +77,7 @@ class PathContext {
   std::unordered_map<int, DirfdName>* dirfds_ = nullptr;
   uint64_t gen_ = 0;
   int pidfd_ = -1;
+  MountMap* mounts_ = nullptr;
   std::optional<std::pair<pid_t, pid_t>> ns_ids_;
   FsCache& fs() { return fs_ ? *fs_ : own_; }
 };

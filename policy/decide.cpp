@@ -16,6 +16,7 @@ constexpr std::string_view kSelfProtectFiles = "cottonbox:self-protect-files";
 constexpr std::string_view kSelfProtectControl = "cottonbox:self-protect-control";
 constexpr std::string_view kSelfProtectConfig = "cottonbox:self-protect-config";
 constexpr std::string_view kSelfProtectTrail = "cottonbox:self-protect-trail";
+constexpr std::string_view kLayers = "cottonbox:layers";
 
 using match_detail::host_matches;
 using match_detail::port_matches;
@@ -91,6 +92,8 @@ bool in_keep_scope(const KeepScope& k, std::string_view path) {
 }
 
 Verdict decide(const Policy& p, const Event& ev) {
+  if (!ev.breaks_layer.empty())
+    return Verdict{Decision::Deny, std::string(kLayers), ev.breaks_layer + " (no rule can allow that)", true};
   const ActionMask a = bit(ev.action);
   // An event whose producer gave no network object still names its address
   // in its path (the text made from the very sockaddr that is checked and

@@ -168,6 +168,9 @@ struct Event {
   uint64_t flags = 0;      // the syscall's flags argument (open flags, rename flags, signal, ...)
   int32_t target_pid = 0;  // proc.signal / proc.trace
   bool is_dir = false;     // the object is a directory: rules on paths below it apply too
+  // Set by the supervisor when carrying the call out would undo one of the
+  // session's kernel layers (why, in words): refused before any rule.
+  std::string breaks_layer;
 
   // Supervisor-computed facts the engine may test (the engine has no clock or state).
   uint32_t proc_deletes = 0;     // file.delete events by this process so far, this one included

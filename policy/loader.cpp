@@ -1011,24 +1011,25 @@ class Loader {
     p.rules.push_back(guard_rule("cottonbox:guard-io_uring", Action::SysIoUring,
                                  "io_uring is denied because it performs file operations the supervisor cannot see; a "
                                  "rule must allow sys.io_uring"));
-    // A user namespace alone confers capabilities only over that namespace's
-    // own objects: mounts, chroot and every other namespace stay guarded, so
-    // it is allowed (sandboxing tools and browsers' sandboxes need it).
+    // Namespaces and mounts inside them are what sandboxing tools (bwrap,
+    // unshare, srt, codex sandbox) are made of.  Names inside them are judged
+    // as the host's names of the same objects, and what would undo one of
+    // the session's layers (an unmount uncovering a read-only tree, a mount
+    // in the session's own namespace, setns into the host's) is refused
+    // before any rule (cottonbox:layers): so they are allowed unless a rule
+    // says otherwise.
     {
-      Rule userns = guard_rule("cottonbox:userns", Action::SysNamespace,
-                               "a bare user namespace is allowed: mounts, chroot and other "
-                               "namespaces inside it are still judged");
-      userns.decision = Decision::Allow;
-      if (auto g = Glob::compile("user")) userns.paths.push_back(std::move(*g));
-      p.rules.push_back(std::move(userns));
+      Rule ns = guard_rule("cottonbox:namespaces", Action::SysNamespace,
+                           "new namespaces are allowed: names inside them are judged as the host's names of the same "
+                           "objects");
+      ns.decision = Decision::Allow;
+      p.rules.push_back(std::move(ns));
+      Rule mounts = guard_rule("cottonbox:mounts", Action::SysMount,
+                               "mounts in a namespace of the process's own are allowed: what would undo a layer of "
+                               "the session is refused (cottonbox:layers)");
+      mounts.decision = Decision::Allow;
+      p.rules.push_back(std::move(mounts));
     }
-    p.rules.push_back(guard_rule("cottonbox:guard-namespace", Action::SysNamespace,
-                                 "new namespaces are denied because a process inside one can escape the supervisor's "
-                                 "view of paths; a rule must allow sys.namespace"));
-    p.rules.push_back(
-        guard_rule("cottonbox:guard-mount", Action::SysMount,
-                   "mounting is denied because a mount can hide or replace the files the rules protect; a "
-                   "rule must allow sys.mount"));
     p.rules.push_back(guard_rule("cottonbox:guard-trace", Action::ProcTrace,
                                  "tracing another process is denied because a tracer can make it do what the rules "
                                  "forbid; a rule must allow proc.trace"));

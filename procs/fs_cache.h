@@ -19,6 +19,9 @@ struct FsCache {
   UniqueFd root, cwd;
   std::string root_path, cwd_path;
   uint64_t root_gen = ~0ull, cwd_gen = ~0ull;
+  // On a mount of another namespace than the session's: names below them
+  // are the host's only through their mounts (procs/mount_map.h).
+  bool root_foreign = false, cwd_foreign = false;
 };
 
 // The name of a directory fd, kept per process and fd number, valid while
@@ -28,6 +31,7 @@ struct DirfdName {
   ino_t ino = 0;
   std::string path;
   uint64_t gen = ~0ull;
+  bool foreign = false;
 };
 
 }  // namespace cb

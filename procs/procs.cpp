@@ -399,6 +399,17 @@ void ProcessTable::cwd_record(pid_t pid, const std::string& cwd) {
   e->info = std::move(info);
 }
 
+std::vector<pid_t> ProcessTable::pids() const {
+  std::vector<pid_t> out;
+  out.reserve(procs_.size());
+  for (const auto& [tgid, e] : procs_) out.push_back(tgid);
+  return out;
+}
+
+void ProcessTable::invalidate_all_fs() {
+  for (auto& [tgid, e] : procs_) e.fs.clear();
+}
+
 void ProcessTable::invalidate_fs(pid_t tgid) {
   if (auto it = procs_.find(tgid); it != procs_.end()) it->second.fs.clear();
 }

@@ -126,6 +126,9 @@ class ProcessTable {
   bool in_tree(uint64_t proc_id, uint64_t ancestor) const;
 
   size_t size() const { return procs_.size(); }
+  std::vector<pid_t> pids() const;
+  // A pivot_root moved the root and cwd of every process of a namespace.
+  void invalidate_all_fs();
   uint64_t next_proc_id() const { return next_id_; }
 
  private:

@@ -56,7 +56,8 @@ NotifyPath::NotifyPath(const SupervisorOptions& opts, pid_t init_pid, Listener& 
           opts.asker, opts.ask_timeout, realtime_ns,
           [this](uint64_t proc_id, uint64_t ancestor) { return procs_.in_tree(proc_id, ancestor); },
           [this](Pending& p, bool allow, const ApprovalRow& a) { resolve_asked(p, allow, a); }),
-      keep_(opts.keeper, opts.started_ns) {}
+      keep_(opts.keeper, opts.started_ns),
+      mounts_(init_pid, [this] { return procs_.pids(); }) {}
 
 struct Judgement {
   Verdict verdict;
@@ -71,6 +72,7 @@ Event facet_event(const Call& call, const Classified& c, const Facet& f, const P
   ev.target = f.target;
   ev.aliases = f.aliases;
   ev.is_dir = f.is_dir;
+  ev.breaks_layer = f.breaks_layer;
   ev.target_pid = f.target_pid;
   ev.flags = c.flags;
   ev.pid = pe ? pe->info->pid : call.tid;
@@ -174,6 +176,7 @@ void NotifyPath::on_notification() {
   env.links = opts_.links;
   env.self_pid = self_pid_;
   env.target_pidfd = pe ? pe->pidfd.get() : -1;
+  env.session_pids = [this] { return procs_.pids(); };
   // Whatever the arguments said was read above and below: from here on
   // the data is only trusted if the target is still the one that asked.
   Creds creds = procs_.creds(call.tid);
@@ -238,9 +241,11 @@ void NotifyPath::on_notification() {
 // Resolution facts for the calling thread: its process's caches, unless
 // some process shares its fs (then cwd and root are read afresh).
 PathContext NotifyPath::context_for(const Call& call, ProcessEntry* pe) {
-  if (pe && !fs_shared_)
-    return PathContext(call.tid, pe->info->pid, &pe->fs[call.tid], &pe->dirfds, name_gen_, pe->pidfd.get());
-  return PathContext(call.tid, pe ? pe->info->pid : call.tid);
+  PathContext ctx = pe && !fs_shared_ ? PathContext(call.tid, pe->info->pid, &pe->fs[call.tid], &pe->dirfds, name_gen_,
+                                                    pe->pidfd.get())
+                                      : PathContext(call.tid, pe ? pe->info->pid : call.tid);
+  ctx.set_mounts(&mounts_);
+  return ctx;
 }
 
 // The short way (carry.h): a create outside every read-only tree, or a
@@ -339,6 +344,12 @@ void NotifyPath::note_link(const Classified& c) {
 // Carries out or refuses, answers, records.
 void NotifyPath::finish(const Call& call, Classified& c, EventRow& row, bool allow, ProcessEntry* pe,
                         const Creds& creds) {
+  if (allow && c.mounts_changed) {
+    // Forgotten before the kernel runs it: mount ids may come to mean other
+    // mounts, and a pivot_root or a new namespace moves roots and cwds.
+    mounts_.forget_foreign();
+    procs_.invalidate_all_fs();
+  }
   row.allowed =
       opts_.observe ? (row.verdict.decision == Decision::Allow || row.verdict.decision == Decision::Log) : allow;
   if (!allow) {
@@ -432,6 +443,7 @@ void NotifyPath::foreign_abi_denied(const ProcessEntry& e, int64_t ts) {
 // carried out through the supervisor's own view), and so does
 // open_by_handle_at, which reaches a file past every mount.
 bool NotifyPath::kernel_carries(const Call& call, const Classified& c) const {
+  if (c.kernel_opens && c.op.kind == OpKind::Open) return true;
   if (!opts_.kernel_carried || call.nr == __NR_open_by_handle_at) return false;
   if (c.keep && keep_.on()) return false;  // kept on the objects the supervisor acts on
   switch (c.op.kind) {

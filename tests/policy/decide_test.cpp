@@ -238,18 +238,29 @@ rules:
 
 TEST(Decide, GuardsDenyUnlessAUserRuleAllows) {
   Policy p = load("version: 1\n");
-  for (Action a : {Action::SysIoUring, Action::SysNamespace, Action::SysMount, Action::ProcTrace, Action::SysKernel}) {
-    Verdict v = decide(p, ev(a, "mnt,user"));
+  for (Action a : {Action::SysIoUring, Action::ProcTrace, Action::SysKernel}) {
+    Verdict v = decide(p, ev(a, "x"));
     EXPECT_EQ(v.decision, Decision::Deny) << action_name(a);
     EXPECT_TRUE(v.builtin);
     EXPECT_EQ(v.rule_id.rfind("cottonbox:guard-", 0), 0u) << v.rule_id;
     EXPECT_FALSE(v.message.empty());
   }
-  // A user namespace alone is allowed; with any other kind it is not.
-  Verdict userns = decide(p, ev(Action::SysNamespace, "user"));
-  EXPECT_EQ(userns.decision, Decision::Allow);
-  EXPECT_EQ(userns.rule_id, "cottonbox:userns");
-  EXPECT_EQ(decide(p, ev(Action::SysNamespace, "user,mnt")).decision, Decision::Deny);
+  // Namespaces of any kind and mounts in them are what sandboxes are made of.
+  EXPECT_EQ(decide(p, ev(Action::SysNamespace, "user,mnt,pid,net")).decision, Decision::Allow);
+  EXPECT_EQ(decide(p, ev(Action::SysNamespace, "user,mnt,pid,net")).rule_id, "cottonbox:namespaces");
+  EXPECT_EQ(decide(p, ev(Action::SysMount, "/tmp/x")).rule_id, "cottonbox:mounts");
+  // What would undo a layer of the session is refused before every rule,
+  // one that allows mounts outright included.
+  Policy mounts_ok = load("version: 1\nrules:\n  - {id: all-mounts, action: sys.mount, decision: allow}\n");
+  Event undo = ev(Action::SysMount, "/home/u/.config/cottonbox");
+  undo.breaks_layer = "it would uncover what a read-only tree of the session covers";
+  Verdict refused = decide(mounts_ok, undo);
+  EXPECT_EQ(refused.decision, Decision::Deny);
+  EXPECT_EQ(refused.rule_id, "cottonbox:layers");
+  EXPECT_TRUE(refused.builtin);
+  EXPECT_NE(refused.message.find("uncover"), std::string::npos) << refused.message;
+  undo.breaks_layer.clear();
+  EXPECT_EQ(decide(mounts_ok, undo).rule_id, "all-mounts");
   Policy allowing = load(R"(version: 1
 rules:
   - {id: uring-ok, action: sys.io_uring, decision: allow}
@@ -408,9 +419,8 @@ rules:
   EXPECT_EQ(actions_needing_decision(p), bit(Action::FileDelete) | bit(Action::FileRename));
   EXPECT_EQ(actions_logged(p), bit(Action::ProcExec) | bit(Action::NetConnect));
   Policy guarded = load("version: 1\n");
-  EXPECT_EQ(actions_needing_decision(guarded), bit(Action::SysIoUring) | bit(Action::SysNamespace) |
-                                                   bit(Action::SysMount) | bit(Action::ProcTrace) |
-                                                   bit(Action::SysKernel));
+  EXPECT_EQ(actions_needing_decision(guarded),
+            bit(Action::SysIoUring) | bit(Action::ProcTrace) | bit(Action::SysKernel));
   EXPECT_EQ(actions_needing_decision(load("version: 1\ndefault: deny\n")), kAllActions);
   EXPECT_EQ(actions_needing_decision(load("version: 1\ndefault: ask\n")), kAllActions);
   EXPECT_EQ(actions_needing_decision(load("version: 1\ndefault: log\n", false)), 0u);

@@ -246,10 +246,7 @@ TEST_F(DefaultRules, WhatCannotBeGotBackIsDenied) {
       {Action::NetConnect, "unix:/run/containerd/containerd.sock", python(), "deputy-containers"},
       // switching off the guard
       {Action::SysIoUring, "", python(), "no-io-uring"},
-      {Action::SysNamespace, "user,mnt", proc("unshare", "/usr/bin/unshare"), "no-namespaces"},
-      {Action::SysNamespace, "net", proc("unshare", "/usr/bin/unshare"), "no-namespaces"},
       {Action::SysKernel, "bpf", proc("bpftool", "/usr/sbin/bpftool"), "no-kernel"},
-      {Action::SysMount, "/mnt", proc("mount", "/usr/bin/mount"), "no-mounts"},
       {Action::ProcTrace, "/usr/bin/python3", proc("gdb", "/usr/bin/gdb"), "no-tracing"},
   };
   for (const auto& c : cases) {
@@ -274,10 +271,18 @@ TEST_F(DefaultRules, AsksBeforeMassDeletionOfWork) {
   EXPECT_FALSE(v.message.empty());
 }
 
+TEST_F(DefaultRules, SandboxesInsideTheSessionRun) {
+  // bwrap, unshare, srt and codex's sandbox make namespaces and mount in them.
+  for (const char* kinds : {"user,mnt,pid", "user,mnt,pid,net,ipc,uts,cgroup", "mnt", "net"})
+    EXPECT_DECISION(judge(Action::SysNamespace, kinds, proc("bwrap", "/usr/bin/bwrap")), Decision::Allow);
+  EXPECT_DECISION(judge(Action::SysMount, "/tmp/.bwrap/newroot", proc("bwrap", "/usr/bin/bwrap")), Decision::Allow);
+  EXPECT_DECISION(judge(Action::SysMount, "/proc", proc("unshare", "/usr/bin/unshare")), Decision::Allow);
+}
+
 TEST_F(DefaultRules, OnlyMutationsAndTheGuardReachTheSupervisor) {
   ActionMask need = actions_needing_decision(*policy_);
-  EXPECT_EQ(need, kFileMutate | bit(Action::SysIoUring) | bit(Action::SysNamespace) | bit(Action::SysMount) |
-                      bit(Action::ProcTrace) | bit(Action::SysKernel) | bit(Action::NetConnect));
+  EXPECT_EQ(need, kFileMutate | bit(Action::SysIoUring) | bit(Action::ProcTrace) | bit(Action::SysKernel) |
+                      bit(Action::NetConnect));
   EXPECT_FALSE(need & bit(Action::FileRead));
   EXPECT_FALSE(need & bit(Action::ProcExec));
   EXPECT_EQ(actions_logged(*policy_), 0u);

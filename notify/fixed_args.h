@@ -1,0 +1,32 @@
+// Whether what a call's pointer arguments point at can still change
+// between the supervisor reading it and the kernel reading it again after
+// CONTINUE.  Nothing can when the caller (blocked in the call) is the only
+// task using its memory and every argument lies in an anonymous private
+// mapping, or in the mapping of its own executable (which the kernel keeps
+// from being written while it runs).  Only then may a call that was judged
+// on its pointer arguments be let through to the kernel.
+#pragma once
+
+#include <sys/types.h>
+
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace cb {
+
+struct ArgRange {
+  uint64_t addr = 0;
+  size_t len = 0;
+};
+
+// Empty when the ranges are fixed; otherwise why not, in words.
+// `session_pids` lists the other processes that could share the caller's
+// memory (CLONE_VM without CLONE_THREAD).
+// A relative path (any `dirfd` but -1) depends on the fd table and the cwd
+// too, which other processes sharing them could change.
+std::string unfixed_args(pid_t tid, const std::vector<ArgRange>& ranges,
+                         const std::function<std::vector<pid_t>()>& session_pids, int dirfd = -1);
+
+}  // namespace cb
