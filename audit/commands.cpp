@@ -148,10 +148,16 @@ Result<Report> why_event(db::Reader& reader, int64_t event_id) {
   if (!ev.target.empty()) t += " -> " + db::escape_for_terminal(ev.target);
   t += "\n";
   if (ev.proc && !ev.proc->argv.empty()) t += "  command:  " + db::shell_join(ev.proc->argv) + "\n";
+  // What the rules know it by: the command name above is the process's own
+  // choice.  (An older trail's is what the policy's table says of its path.)
+  auto parts = judged_events(*e, sp.policy ? &sp.policy->identities : nullptr, Identity::Recorded);
+  if (ev.proc)
+    t += "  identity: " + db::escape_for_terminal(identity_text(*parts[0].proc, e->identity_recorded)) + "\n";
   if (ev.proc && !ev.proc->ancestors.empty()) {
     std::string chain;
-    for (const auto& a : ev.proc->ancestors) chain += " <- " + db::escape_for_terminal(a);
-    t += "  parents: " + chain.substr(3) + "\n";
+    for (const auto& a : ev.proc->ancestors)
+      chain += " <- " + (a.empty() ? "(no identity)" : db::escape_for_terminal(a));
+    t += "  parents:  " + chain.substr(4) + "\n";
   }
   std::string outcome = row.allowed ? "allowed" : "DENIED";
   if (!row.enforced) outcome = row.allowed ? "would be allowed (--observe)" : "would be DENIED (--observe)";
@@ -164,6 +170,15 @@ Result<Report> why_event(db::Reader& reader, int64_t event_id) {
 
   json j = json::object();
   j["event"] = db::event_json(*e);
+  if (!ev.proc) {
+    j["identity"] = nullptr;
+  } else {
+    const ProcessInfo& judged = *parts[0].proc;
+    j["identity"] = {{"names", judged.names},
+                     {"recorded", e->identity_recorded},
+                     {"check", e->identity_recorded ? json(identity_check_name(judged.identity.check)) : json(nullptr)},
+                     {"why", judged.names.empty() ? json(db::to_valid_utf8(judged.identity.why)) : json(nullptr)}};
+  }
   j["recorded"] = {{"verdict", decision_name(row.verdict.decision)},
                    {"rule", row.verdict.rule_id.empty() ? json(nullptr) : json(db::to_valid_utf8(row.verdict.rule_id))},
                    {"decision", row.allowed ? "allow" : "deny"},
@@ -195,8 +210,7 @@ Result<Report> why_event(db::Reader& reader, int64_t event_id) {
     r.json = std::move(j);
     return r;
   }
-  auto parts = judged_events(*e);
-  Rejudged again = rejudge(p, *e);
+  Rejudged again = rejudge(p, *e, Identity::Recorded);
   Explanation x = explain(p, parts[again.facet]);
   std::string layer = row.verdict.builtin ? "builtin" : std::string(layer_name(row.layer));
   if (row.layer == Layer::None && !row.verdict.builtin) layer = "none";
@@ -236,6 +250,8 @@ Result<Report> why_event(db::Reader& reader, int64_t event_id) {
   }
   PolicyReads reads = policy_reads(p);
   for (auto& m : missing_fields(*e, reads)) uncertain.push_back(std::move(m));
+  std::vector<std::string> doubts = identity_doubts(*e, reads);
+  if (!doubts.empty() && identity_matters(p, *e)) uncertain.insert(uncertain.end(), doubts.begin(), doubts.end());
   json uj = json::array();
   for (const auto& u : uncertain) {
     t += "note: " + db::to_valid_utf8(u) + "\n";
@@ -344,7 +360,10 @@ Result<Report> suggest_for_session(db::Reader& reader, int64_t session, int64_t 
   if (!events) return events.error();
   SessionPolicy sp = policy_of(reader, *s);
   const Policy* original = sp.recorded ? &*sp.policy : nullptr;
-  Suggestion sug = suggest(*s, *events, original, now_ns);
+  // A process the session's policy did not trust is named by its file's
+  // system name when that name finds this very file.
+  Suggestion sug = suggest(*s, *events, original, now_ns,
+                           [](const ProcessInfo& p) { return system_name_of(p.exe, p.identity.exe); });
 
   // Loaded as `cottonbox check` and `run` would load it: before the
   // session's own policy, or alone for an observed session.

@@ -43,12 +43,17 @@ std::string action_list(ActionMask m) {
   return out;
 }
 
+// The process by its command name, and by the identity it was judged with.
 std::string event_line(const db::StoredEvent& e) {
   const Event& ev = e.row.ev;
-  std::string line = "#" + std::to_string(e.id) + " session " + std::to_string(e.session) + "  " +
-                     db::escape_for_terminal(ev.proc ? ev.proc->comm : std::string("?")) + " (pid " +
-                     std::to_string(ev.pid) + ")  " + std::string(action_name(ev.action)) + " " +
-                     db::escape_for_terminal(ev.path);
+  std::string who =
+      db::escape_for_terminal(ev.proc ? ev.proc->comm : std::string("?")) + " (pid " + std::to_string(ev.pid);
+  if (ev.proc && !ev.proc->names.empty())
+    who += ", identity " + db::escape_for_terminal(identity_text(*ev.proc, e.identity_recorded));
+  else if (ev.proc)
+    who += e.identity_recorded ? ", no identity" : ", identity not recorded";
+  std::string line = "#" + std::to_string(e.id) + " session " + std::to_string(e.session) + "  " + who + ")  " +
+                     std::string(action_name(ev.action)) + " " + db::escape_for_terminal(ev.path);
   if (!ev.target.empty()) line += " -> " + db::escape_for_terminal(ev.target);
   return line;
 }
@@ -90,9 +95,14 @@ ReplayReport replay(const std::vector<ReplaySession>& sessions) {
         ++rep.unchanged;
         continue;
       }
-      std::vector<std::string> reasons = missing_fields(e, reads);
+      std::vector<std::string> reasons = missing_fields(e, reads, &s.next.identities);
+      // Doubts about an identity, only where some identity would decide otherwise.
+      std::vector<std::string> doubts = identity_doubts(e, reads, &s.next.identities);
+      if (!doubts.empty() && (identity_matters(s.next, e) || (s.original && identity_matters(*s.original, e))))
+        reasons.insert(reasons.end(), doubts.begin(), doubts.end());
       if (s.original) {
-        Rejudged again = rejudge(*s.original, e);
+        // With the identities the supervisor found: what it decided.
+        Rejudged again = rejudge(*s.original, e, Identity::Recorded);
         if (again.verdict.decision != before.decision || again.verdict.rule_id != before.rule_id) {
           std::string why = "the policy it ran with says " + verdict_text(again.verdict) + " where the trail says " +
                             verdict_text(before);
@@ -100,7 +110,9 @@ ReplayReport replay(const std::vector<ReplaySession>& sessions) {
           reasons.push_back(why);
         }
       }
-      Rejudged after = rejudge(s.next, e);
+      // Another policy may trust other files: each process is looked up
+      // in its table by the file it ran.
+      Rejudged after = rejudge(s.next, e, Identity::Afresh);
       if (!reasons.empty()) rep.uncertain.push_back({si, ei, std::move(reasons)});
       if (after.verdict.decision == before.decision) {
         ++rep.unchanged;

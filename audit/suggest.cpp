@@ -35,16 +35,20 @@ std::string host_of(const std::string& addr) {
   return addr.substr(0, colon);
 }
 
-// One part of a call that needs allowing.
+// One part of a call: as the session judged it, and with its process
+// named as the suggested rules will know it (`named`: the same but for a
+// process that had no identity and that the namer found a name for).
 struct Need {
   size_t event = 0;
   Event ev;
+  Event named;
 };
 
 struct Group {
   Action action;
   std::string where;  // the directory, or the host
   std::set<std::string> processes;
+  std::set<std::string> nameless;  // processes without an identity: "'comm' (why)"
   std::set<std::string> paths;
   std::vector<size_t> events;
   std::vector<Need> needs;
@@ -89,9 +93,34 @@ bool asked_and_allowed(const db::StoredEvent& e) {
 }
 
 Suggestion suggest(const db::SessionSummary& s, const std::vector<db::StoredEvent>& events, const Policy* original,
-                   int64_t now_ns) {
+                   int64_t now_ns, const ProgramNamer& namer) {
   Suggestion out;
   out.observe = s.start.observe;
+
+  // The name a rule knows a process by: its identity, or a name found for a
+  // file the session's policy did not trust (never for a process that ran
+  // code other than its file's).  Once per process image: the namer looks.
+  // (Each entry holds its image, so that no other can take its address.)
+  std::map<const ProcessInfo*, std::pair<std::shared_ptr<const ProcessInfo>, std::string>> program_cache;
+  auto program_of = [&](const Event& ev) -> std::string {
+    if (!ev.proc) return "";
+    if (!ev.proc->names.empty()) return ev.proc->names.front();
+    if (!namer || ev.proc->identity.check != IdentityCheck::NotTrusted) return "";
+    auto [it, fresh] = program_cache.try_emplace(ev.proc.get());
+    if (fresh) it->second = {ev.proc, namer(*ev.proc)};
+    return it->second.second;
+  };
+  auto need = [&](size_t i, Event ev) {
+    Need n{i, ev, std::move(ev)};
+    if (n.named.proc && n.named.proc->names.empty()) {
+      if (std::string name = program_of(n.ev); !name.empty()) {
+        auto p = std::make_shared<ProcessInfo>(*n.named.proc);
+        p->names = {name};
+        n.named.proc = std::move(p);
+      }
+    }
+    return n;
+  };
 
   // The parts of calls that must become allowed, and the events they are for.
   std::vector<bool> wanted(events.size(), false);
@@ -100,7 +129,7 @@ Suggestion suggest(const db::SessionSummary& s, const std::vector<db::StoredEven
     const db::StoredEvent& e = events[i];
     if (e.row.verdict.builtin || decided_by_filter_alone(e)) continue;
     if (out.observe ? false : !asked_and_allowed(e)) continue;
-    auto parts = judged_events(e);
+    auto parts = judged_events(e, original ? &original->identities : nullptr);
     bool any = false;
     for (size_t f = 0; f < parts.size(); ++f) {
       bool refused;
@@ -111,7 +140,7 @@ Suggestion suggest(const db::SessionSummary& s, const std::vector<db::StoredEven
       else
         refused = f == 0;
       if (!refused) continue;
-      needs.push_back({i, parts[f]});
+      needs.push_back(need(i, parts[f]));
       any = true;
     }
     if (any) wanted[i] = true;
@@ -125,14 +154,15 @@ Suggestion suggest(const db::SessionSummary& s, const std::vector<db::StoredEven
       if (wanted[i]) continue;
       const db::StoredEvent& e = events[i];
       if (allows(e.row.verdict.decision)) continue;
-      for (auto& ev : judged_events(e)) keep.push_back({i, std::move(ev)});
+      for (auto& ev : judged_events(e, original ? &original->identities : nullptr))
+        keep.push_back(need(i, std::move(ev)));
     }
   }
   auto conflicts = [&](Action a, const std::vector<std::string>& paths, const std::vector<std::string>& procs,
                        std::string* with) {
     Policy trial = trial_policy(a, paths, procs);
     for (const auto& k : keep) {
-      if (decide(trial, k.ev).decision != Decision::Allow) continue;
+      if (decide(trial, k.named).decision != Decision::Allow) continue;
       if (original && allows(decide(*original, k.ev).decision)) continue;
       if (with) *with = "#" + std::to_string(events[k.event].id) + " " + command_of(events[k.event]);
       return true;
@@ -140,6 +170,9 @@ Suggestion suggest(const db::SessionSummary& s, const std::vector<db::StoredEven
     return false;
   };
 
+  // The files each name was seen running: a standalone (observe) policy
+  // declares them, as the session's policy may have.
+  std::map<std::string, std::set<std::string>> files_of;
   // Group: same action, same directory (or host), and for asks the same process.
   std::map<std::tuple<Action, std::string, std::string>, Group> groups;
   for (auto& n : needs) {
@@ -148,10 +181,20 @@ Suggestion suggest(const db::SessionSummary& s, const std::vector<db::StoredEven
     bool unnamed = n.ev.path.empty() || (is_file_action(n.ev.action) && n.ev.path[0] != '/');
     if (unnamed) n.ev.path.clear();
     std::string where = unnamed ? "" : is_address(n.ev.action) ? host_of(n.ev.path) : dirname_of(n.ev.path);
-    std::string proc = out.observe ? "" : comm_of(n.ev);
+    if (unnamed) n.named.path.clear();
+    std::string program = program_of(n.ev);
+    std::string proc = out.observe ? "" : program;
     auto key = std::make_tuple(n.ev.action, where, proc);
-    Group& g = groups.try_emplace(key, Group{n.ev.action, where, {}, {}, {}, {}}).first->second;
-    if (!comm_of(n.ev).empty()) g.processes.insert(comm_of(n.ev));
+    Group& g = groups.try_emplace(key, Group{n.ev.action, where, {}, {}, {}, {}, {}}).first->second;
+    if (!program.empty())
+      g.processes.insert(program);
+    else if (n.ev.proc)
+      g.nameless.insert("'" + comm_of(n.ev) + "' (" +
+                        (!events[n.event].identity_recorded ? std::string("its identity was not recorded")
+                         : n.ev.proc->identity.why.empty()  ? std::string("nothing is known of its file")
+                                                            : n.ev.proc->identity.why) +
+                        ")");
+    if (!program.empty() && !n.ev.proc->exe.empty()) files_of[program].insert(n.ev.proc->exe);
     g.paths.insert(n.ev.path);
     if (g.events.empty() || g.events.back() != n.event) g.events.push_back(n.event);
     g.needs.push_back(std::move(n));
@@ -183,6 +226,10 @@ Suggestion suggest(const db::SessionSummary& s, const std::vector<db::StoredEven
       for (const auto& x : answers) an += (an.empty() ? "" : "; ") + x;
       r.comments.push_back("asked by rule " + rl + ", allowed (" + an + ")");
     }
+    if (r.processes.empty() && !g.nameless.empty())
+      r.comments.push_back("for any process: " + *g.nameless.begin() +
+                           (g.nameless.size() > 1 ? " and " + std::to_string(g.nameless.size() - 1) + " more" : "") +
+                           " has no identity a rule could name");
     for (size_t k = 0; k < for_events.size() && k < kEventsInComment; ++k)
       r.comments.push_back("  event #" + std::to_string(events[for_events[k]].id) + ": " +
                            command_of(events[for_events[k]]));
@@ -194,8 +241,9 @@ Suggestion suggest(const db::SessionSummary& s, const std::vector<db::StoredEven
   for (auto& [key, g] : groups) {
     std::vector<std::string> procs;
     if (!out.observe && !std::get<2>(key).empty()) procs.push_back(std::get<2>(key));
-    // Observed: named when one process did it all.
-    if (out.observe && g.processes.size() == 1) procs.assign(g.processes.begin(), g.processes.end());
+    // Observed: named when one program did it all.
+    if (out.observe && g.processes.size() == 1 && g.nameless.empty())
+      procs.assign(g.processes.begin(), g.processes.end());
     // The wide form first: the directory's files, or the host's ports.
     if (g.paths.size() > 1 && !g.where.empty()) {
       std::string wide = is_address(g.action) ? exact_glob(g.where) + ":*"
@@ -261,6 +309,21 @@ Suggestion suggest(const db::SessionSummary& s, const std::vector<db::StoredEven
   for (const auto& l : out.left_out) y += "# not suggested: " + l + "\n";
   y += "version: 1\n";
   if (out.observe) y += "default: ask\n";
+  if (out.observe) {
+    // Loaded alone, the policy trusts the very files the session ran under
+    // each name (loaded with the session's, its declarations would clash).
+    std::set<std::string> used;
+    for (const auto& r : out.rules) used.insert(r.processes.begin(), r.processes.end());
+    std::string decl;
+    for (const auto& name : used) {
+      std::string list;
+      for (const auto& f : files_of[name])
+        if (f.front() == '/' && f.find_first_of("*?[") == std::string::npos)
+          list += (list.empty() ? "" : ", ") + yaml_quote(f);
+      if (!list.empty()) decl += "  " + name + ": [" + list + "]\n";
+    }
+    if (!decl.empty()) y += "identities:\n" + decl;
+  }
   if (out.rules.empty()) {
     y += "rules: []\n";
   } else {

@@ -11,11 +11,19 @@
 // For an --observe session: a whole policy that allows what was seen, by
 // action and directory, and asks about everything else (`default: ask`).
 //
+// A rule names its process by identity (policy/identity.h), never by the
+// command name, which the process chose: the identity the supervisor found,
+// or for a process whose file the session's policy did not trust, a name
+// `namer` finds for that very file (a system program's name, which a rule
+// can then trust).  A process with neither gets a rule for any process,
+// with a comment that says why.
+//
 // Pure: the session's events (and the policy it ran with) in, rules and
 // their YAML out; `cottonbox suggest` loads it and replays it against the
 // session to show that it changes exactly the events it names.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -44,11 +52,16 @@ struct Suggestion {
   std::string yaml;
 };
 
+// The name a rule could trust a process by that had none (its file was
+// none the session's policy trusted), or "".  `cottonbox suggest` passes
+// system_name_of() (policy/identity.h).
+using ProgramNamer = std::function<std::string(const ProcessInfo&)>;
+
 // `original`: the policy the session ran with (to tell which parts of a
 // call were refused); without it the recorded verdicts are used.
 // `now_ns` dates the header.
 Suggestion suggest(const db::SessionSummary& s, const std::vector<db::StoredEvent>& events, const Policy* original,
-                   int64_t now_ns);
+                   int64_t now_ns, const ProgramNamer& namer = {});
 
 // An event the user allowed when it was asked (an answer, or an earlier
 // answer for its process tree).

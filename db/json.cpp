@@ -72,6 +72,7 @@ json event_json(int64_t session, const EventRow& r) {
     else
       put_bytes(j, "exe", ev.proc->exe);
     if (!ev.proc->names.empty()) j["identity"] = ev.proc->names;
+    if (ev.proc->names.empty() && !ev.proc->identity.why.empty()) put_bytes(j, "no_identity", ev.proc->identity.why);
   } else {
     j["ppid"] = nullptr;
     j["proc_id"] = nullptr;
@@ -218,6 +219,8 @@ json process_json(const StoredProcess& p) {
   put_bytes(j, "exe", r.exe);
   put_bytes_array(j, "argv", r.argv);
   put_bytes(j, "cwd", r.cwd);
+  j["identity"] = p.identity_recorded ? json(r.names) : json(nullptr);
+  if (r.names.empty() && !r.identity.why.empty()) put_bytes(j, "no_identity", r.identity.why);
   j["started"] = iso8601_utc(r.started_ns);
   j["started_ns"] = r.started_ns;
   if (p.exit) {

@@ -27,7 +27,8 @@ namespace cb::db {
 // (allow/deny/ask/log: what the policy said), rule (id, or null for the
 // policy's default), builtin, message (null if none), source, layer, errno
 // (null if unknown), enforced, count.  proc_id, ppid and exe are null when
-// the process is unknown.
+// the process is unknown.  "identity" (its identities, policy/identity.h)
+// only when it has any; "no_identity" (why it has none) when that is known.
 nlohmann::json event_json(int64_t session, const EventRow& r);
 // A net.* event also has "net": {proto, addr, port, hosts, names} (addr and
 // port null for a unix socket; hosts the names a process asked for, names
@@ -43,6 +44,8 @@ nlohmann::json event_json(const StoredEvent& e);
 // asked, asked_ns, answered_ns, wait_ns, answered_by, answer, rule_written.
 nlohmann::json approval_json(const ApprovalRow& a);
 nlohmann::json session_json(const SessionSummary& s);
+// Also "identity": the identities of its latest image (null when the trail
+// did not record them), and "no_identity" as for events.
 nlohmann::json process_json(const StoredProcess& p);
 
 // "2026-11-29T20:51:22.123456789Z"

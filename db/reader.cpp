@@ -3,8 +3,10 @@
 // file the user may only read.
 #include <sys/stat.h>
 
+#include <iterator>
 #include <map>
 #include <set>
+#include <string_view>
 
 #include "db/bytes.h"
 #include "db/hosts.h"
@@ -88,9 +90,39 @@ SessionSummary read_session(const sql::Statement& s, std::string_view boot) {
   return x;
 }
 
-constexpr const char* kProcessColumns =
-    "p.proc_id, p.parent_proc_id, p.pid, p.ppid, p.uid, p.comm, p.exe, p.argv, p.cwd,"
-    " p.started_ns, p.ended_ns, p.exit_status, p.exit_signal";
+// A process image's columns, alike in the images and processes tables:
+// read_image() reads them.  A column the file does not have yet (images
+// before schema 3, identity before 6) is selected as NULL.
+constexpr std::string_view kImageColumns[] = {"proc_id", "pid",  "ppid", "uid",     "comm",
+                                              "exe",     "argv", "cwd",  "identity"};
+constexpr int kImageColumnCount = static_cast<int>(std::size(kImageColumns));
+
+std::string image_columns(std::string_view table, int version, bool table_exists = true) {
+  std::string out;
+  for (std::string_view c : kImageColumns) {
+    bool have = table_exists && (c != "identity" || version >= 6);
+    out += (out.empty() ? "" : ", ") + (have ? std::string(table) + "." + std::string(c) : std::string("NULL"));
+  }
+  return out;
+}
+
+// The image_columns() into `info` (proc_id too); true when its identity
+// was recorded.
+bool read_image(Cursor& c, ProcessInfo& info) {
+  info.proc_id = c.u64();
+  info.pid = c.i32();
+  info.ppid = c.i32();
+  info.uid = static_cast<uint32_t>(c.i64());
+  info.comm = c.bytes();
+  info.exe = c.bytes();
+  info.argv = split_nul(c.bytes());
+  info.cwd = c.bytes();
+  return !c.null() && detail::decode_identity(c.bytes(), info.names, info.identity);
+}
+
+std::string process_columns(int version) {
+  return "p.parent_proc_id, p.started_ns, p.ended_ns, p.exit_status, p.exit_signal, " + image_columns("p", version);
+}
 
 // Per-process sums over a session's events (?1), which lie in the session's
 // id range (schema.cpp); joined as "c".
@@ -100,24 +132,29 @@ constexpr const char* kProcessCounts =
     " AND id BETWEEN (SELECT first_event_id FROM sessions WHERE id = ?1)"
     " AND (SELECT last_event_id FROM sessions WHERE id = ?1)";
 
+// process_columns(), then the counts.
 StoredProcess read_process(const sql::Statement& s, int64_t session) {
   Cursor c(s);
   StoredProcess x;
   x.session = session;
   ProcessRow& r = x.row;
-  r.proc_id = c.u64();
   r.parent_proc_id = c.u64();
-  r.pid = c.i32();
-  r.ppid = c.i32();
-  r.uid = static_cast<uint32_t>(c.i64());
-  r.comm = c.bytes();
-  r.exe = c.bytes();
-  r.argv = split_nul(c.bytes());
-  r.cwd = c.bytes();
   r.started_ns = c.i64();
   auto ended_ns = c.opt_i64();
   auto exit_status = c.opt_i64();
   auto exit_signal = c.opt_i64();
+  ProcessInfo image;
+  x.identity_recorded = read_image(c, image);
+  r.proc_id = image.proc_id;
+  r.pid = image.pid;
+  r.ppid = image.ppid;
+  r.uid = image.uid;
+  r.comm = std::move(image.comm);
+  r.exe = std::move(image.exe);
+  r.argv = std::move(image.argv);
+  r.cwd = std::move(image.cwd);
+  r.names = std::move(image.names);
+  r.identity = std::move(image.identity);
   if (ended_ns || exit_status || exit_signal)
     x.exit = ProcessExit{r.proc_id, ended_ns.value_or(0), static_cast<int>(exit_status.value_or(-1)),
                          static_cast<int>(exit_signal.value_or(0))};
@@ -330,26 +367,31 @@ Result<std::vector<StoredEvent>> Reader::events(const EventQuery& q) {
     }
   }
 
+  const int version = impl_->version;
+  // The row's own columns, then (from kRecordedColumn) proc_deletes, facets
+  // and the image judged, then the processes row, the approval and the
+  // network object.  Files older than version 3 have no image, older than
+  // 5 no network columns.
+  constexpr int kRecordedColumn = 26;
+  constexpr int kImageColumn = kRecordedColumn + 3;
+  constexpr int kProcessColumn = kImageColumn + kImageColumnCount + 1;  // + ancestors
+  constexpr int kApprovalColumn = kProcessColumn + kImageColumnCount;
+  constexpr int kNetColumn = kApprovalColumn + 6;
   std::string sql =
       "SELECT e.id, e.session, e.seq, e.ts_ns, e.pid, e.tid, e.proc_id, e.comm, e.action,"
       " e.syscall, e.path, e.target, e.aliases, e.flags, e.is_dir, e.target_pid,"
       " e.decision, e.verdict, e.rule, e.builtin, e.message, e.source, e.layer, e.errno,"
-      " e.enforced, e.count,"
-      " p.proc_id IS NOT NULL, p.pid, p.ppid, p.uid, p.comm, p.exe, p.argv, p.cwd,"
-      // kApprovalColumn:
-      " a.event_seq IS NOT NULL, a.asked_ns, a.answered_ns, a.answered_by, a.answer,"
-      " a.rule_written, " +
-      std::string(impl_->version >= 3 ? "e.proc_deletes, e.facets, i.id, i.proc_id, i.pid, i.ppid,"
-                                        " i.uid, i.comm, i.exe, i.argv, i.cwd, i.ancestors"
-                                      : "NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL") +
-      // kNetColumn (files older than version 5 have none of them):
-      std::string(impl_->version >= 5 ? ", e.net_proto, e.net_addr, e.net_port, e.net_hosts, e.net_chain"
-                                      : ", NULL, NULL, NULL, NULL, NULL") +
+      " e.enforced, e.count, " +
+      std::string(version >= 3 ? "e.proc_deletes, e.facets, i.id, " : "NULL, NULL, NULL, ") +
+      image_columns("i", version, version >= 3) + (version >= 3 ? ", i.ancestors, " : ", NULL, ") +
+      image_columns("p", version) +
+      ", a.event_seq IS NOT NULL, a.asked_ns, a.answered_ns, a.answered_by, a.answer, a.rule_written" +
+      std::string(version >= 5 ? ", e.net_proto, e.net_addr, e.net_port, e.net_hosts, e.net_chain"
+                               : ", NULL, NULL, NULL, NULL, NULL") +
       " FROM events e"
       " LEFT JOIN processes p ON p.session = e.session AND p.proc_id = e.proc_id"
       " LEFT JOIN approvals a ON a.session = e.session AND a.event_seq = e.seq" +
-      std::string(impl_->version >= 3 ? " LEFT JOIN images i ON i.id = e.image" : "") + " WHERE " + where +
-      " ORDER BY e.id";
+      std::string(version >= 3 ? " LEFT JOIN images i ON i.id = e.image" : "") + " WHERE " + where + " ORDER BY e.id";
   // With a glob the limit counts matches, which only C++ can tell.
   if (q.limit > 0 && !glob) sql += " LIMIT " + param({Param::Int, q.limit, {}});
 
@@ -364,13 +406,14 @@ Result<std::vector<StoredEvent>> Reader::events(const EventQuery& q) {
   }
 
   // The process columns are read only for a process not seen yet.
-  constexpr int kApprovalColumn = 34;
-  constexpr int kRecordedColumn = 40;  // proc_deletes, facets, then the image
-  constexpr int kNetColumn = 52;
   std::vector<StoredEvent> out;
   // Events of one process share its ProcessInfo, as they do in the supervisor.
-  std::map<std::pair<int64_t, uint64_t>, std::shared_ptr<const ProcessInfo>> procs;
-  std::map<int64_t, std::shared_ptr<const ProcessInfo>> images;  // by images.id
+  struct Image {
+    std::shared_ptr<const ProcessInfo> info;
+    bool identity_recorded = false;
+  };
+  std::map<std::pair<int64_t, uint64_t>, Image> procs;
+  std::map<int64_t, Image> images;  // by images.id
   while (s->step()) {
     Cursor c(*s);
     StoredEvent x;
@@ -444,44 +487,37 @@ Result<std::vector<StoredEvent>> Reader::events(const EventQuery& q) {
       c.skip();
     }
     std::optional<int64_t> image = c.opt_i64();
-    c.seek(26);
-    bool have_proc = c.flag();
     auto key = std::make_pair(x.session, proc_id);
-    if (image) x.image_recorded = true;
+    x.image_recorded = image.has_value();
     if (auto it = image ? images.find(*image) : images.end(); it != images.end()) {
-      ev.proc = it->second;
+      ev.proc = it->second.info;
+      x.identity_recorded = it->second.identity_recorded;
     } else if (image) {
-      c.seek(kRecordedColumn + 3);
+      c.seek(kImageColumn);
       auto info = std::make_shared<ProcessInfo>();
-      info->proc_id = c.u64();
-      info->pid = c.i32();
-      info->ppid = c.i32();
-      info->uid = static_cast<uint32_t>(c.i64());
-      info->comm = c.bytes();
-      info->exe = c.bytes();
-      info->argv = split_nul(c.bytes());
-      info->cwd = c.bytes();
+      x.identity_recorded = read_image(c, *info);
       info->ancestors = split_nul(c.bytes());
       ev.proc = info;
-      images.emplace(*image, std::move(info));
+      images.emplace(*image, Image{std::move(info), x.identity_recorded});
     } else if (auto it = procs.find(key); it != procs.end() && proc_id != 0) {
-      ev.proc = it->second;
-    } else if (have_proc || proc_id != 0 || !comm.empty()) {
+      ev.proc = it->second.info;
+      x.identity_recorded = it->second.identity_recorded;
+    } else {
+      // No image (a row from before schema 3): the process's last image,
+      // without its ancestors.
+      c.seek(kProcessColumn);
+      bool have_proc = !c.null();
       auto info = std::make_shared<ProcessInfo>();
-      info->proc_id = proc_id;
-      info->pid = ev.pid;
-      info->comm = comm;
-      if (have_proc) {
-        info->pid = c.i32();
-        info->ppid = c.i32();
-        info->uid = static_cast<uint32_t>(c.i64());
-        info->comm = c.bytes();
-        info->exe = c.bytes();
-        info->argv = split_nul(c.bytes());
-        info->cwd = c.bytes();
+      if (have_proc) x.identity_recorded = read_image(c, *info);
+      if (have_proc || proc_id != 0 || !comm.empty()) {
+        info->proc_id = proc_id;
+        if (!have_proc) {
+          info->pid = ev.pid;
+          info->comm = comm;
+        }
+        ev.proc = info;
+        if (proc_id != 0) procs.emplace(key, Image{std::move(info), x.identity_recorded});
       }
-      ev.proc = info;
-      if (proc_id != 0) procs.emplace(key, std::move(info));
     }
     c.seek(kApprovalColumn);
     if (c.flag()) {
@@ -508,7 +544,7 @@ Result<std::vector<StoredEvent>> Reader::events(const EventQuery& q) {
 }
 
 Result<std::vector<StoredProcess>> Reader::processes(int64_t session) {
-  auto s = impl_->db.prepare(std::string("SELECT ") + kProcessColumns +
+  auto s = impl_->db.prepare("SELECT " + process_columns(impl_->version) +
                              ", coalesce(c.n, 0), coalesce(c.d, 0) FROM processes p"
                              " LEFT JOIN (" +
                              kProcessCounts +
@@ -525,17 +561,18 @@ Result<std::vector<StoredProcess>> Reader::processes(int64_t session) {
 
 Result<std::vector<StoredProcess>> Reader::process_chain(int64_t session, uint64_t proc_id) {
   // depth bounds a corrupt cycle in parent links; C++ drops the repeats.
-  auto s = impl_->db.prepare(std::string("WITH RECURSIVE chain(proc_id, depth) AS ("
-                                         " SELECT ?2, 0"
-                                         " UNION ALL"
-                                         " SELECT p.parent_proc_id, chain.depth + 1 FROM processes p JOIN chain"
-                                         " ON p.session = ?1 AND p.proc_id = chain.proc_id"
-                                         " WHERE p.parent_proc_id != 0 AND chain.depth < 1024),"
-                                         " c AS (") +
-                             kProcessCounts + " AND proc_id IN (SELECT proc_id FROM chain) GROUP BY proc_id)" +
-                             " SELECT " + kProcessColumns + ", coalesce(c.n, 0), coalesce(c.d, 0) FROM chain" +
-                             " JOIN processes p ON p.session = ?1 AND p.proc_id = chain.proc_id" +
-                             " LEFT JOIN c ON c.proc_id = p.proc_id ORDER BY chain.depth");
+  auto s =
+      impl_->db.prepare(std::string("WITH RECURSIVE chain(proc_id, depth) AS ("
+                                    " SELECT ?2, 0"
+                                    " UNION ALL"
+                                    " SELECT p.parent_proc_id, chain.depth + 1 FROM processes p JOIN chain"
+                                    " ON p.session = ?1 AND p.proc_id = chain.proc_id"
+                                    " WHERE p.parent_proc_id != 0 AND chain.depth < 1024),"
+                                    " c AS (") +
+                        kProcessCounts + " AND proc_id IN (SELECT proc_id FROM chain) GROUP BY proc_id)" + " SELECT " +
+                        process_columns(impl_->version) + ", coalesce(c.n, 0), coalesce(c.d, 0) FROM chain" +
+                        " JOIN processes p ON p.session = ?1 AND p.proc_id = chain.proc_id" +
+                        " LEFT JOIN c ON c.proc_id = p.proc_id ORDER BY chain.depth");
   if (!s) return s.error();
   s->bind_int64(1, session);
   s->bind_uint64(2, proc_id);

@@ -149,6 +149,8 @@ CREATE TABLE processes (
   ended_ns       INTEGER,
   exit_status    INTEGER,
   exit_signal    INTEGER,
+  -- Schema 6: the identity of its latest image (encode_identity; NULL before).
+  identity       TEXT,
   UNIQUE (session, proc_id)  -- also serves "the processes of a session"
 );
 
@@ -240,7 +242,10 @@ CREATE TABLE images (
   exe       BLOB,
   argv      BLOB,
   cwd       BLOB,
-  ancestors BLOB
+  ancestors BLOB,
+  -- Schema 6: its identities and how they were found, or why it has none
+  -- (encode_identity); NULL in rows from before.
+  identity  TEXT
 );
 
 -- The policies sessions ran with (PolicySnapshot as JSON), once each.
@@ -320,6 +325,9 @@ CREATE INDEX IF NOT EXISTS dns_lookups_session ON dns_lookups (session);
 // two versions wrote may have some of them.
 constexpr std::pair<const char*, const char*> kColumns5[] = {
     {"net_proto", "TEXT"}, {"net_addr", "TEXT"}, {"net_port", "INTEGER"}, {"net_hosts", "TEXT"}, {"net_chain", "TEXT"}};
+
+// Schema 6: each process image's identity, in both tables that describe one.
+constexpr std::pair<const char*, const char*> kColumns6[] = {{"identity", "TEXT"}};
 
 Result<Ok> add_missing_columns(sql::Database& db, const char* table,
                                std::span<const std::pair<const char*, const char*>> columns) {
@@ -406,6 +414,10 @@ Result<Ok> ensure_schema(sql::Database& db, const std::string& path, bool create
     if (*version < 5) {
       if (auto r = add_missing_columns(db, "events", kColumns5); !r) return r;
       if (auto r = db.exec(kSchema5Tables); !r) return r;
+    }
+    if (*version < 6) {
+      if (auto r = add_missing_columns(db, "images", kColumns6); !r) return r;
+      if (auto r = add_missing_columns(db, "processes", kColumns6); !r) return r;
     }
     if (auto r = db.exec(set_version.c_str()); !r) return r;
     return tx.commit();
@@ -509,6 +521,35 @@ std::vector<std::string> decode_string_array(std::string_view text) {
     }
   }
   return v;
+}
+
+std::string encode_identity(const std::vector<std::string>& names, const IdentityFacts& f) {
+  json j = json::object();
+  j["check"] = identity_check_name(f.check);
+  if (!names.empty()) j["names"] = json::parse(encode_string_array(names));
+  if (f.exe != FileId{}) j["exe"] = {f.exe.dev, f.exe.ino, f.exe.ctime_sec, f.exe.ctime_nsec};
+  if (!f.why.empty()) put_bytes(j, "why", f.why);
+  return j.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+bool decode_identity(std::string_view text, std::vector<std::string>& names, IdentityFacts& f) {
+  auto j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object()) return false;
+  auto check = j.find("check");
+  if (check == j.end() || !check->is_string()) return false;
+  auto c = parse_identity_check(check->get<std::string>());
+  if (!c) return false;
+  IdentityFacts out;
+  out.check = *c;
+  if (auto e = j.find("exe"); e != j.end() && e->is_array() && e->size() == 4) {
+    const json& a = *e;
+    if (a[0].is_number_unsigned() && a[1].is_number_unsigned() && a[2].is_number_integer() && a[3].is_number_integer())
+      out.exe = FileId{a[0].get<uint64_t>(), a[1].get<uint64_t>(), a[2].get<int64_t>(), a[3].get<int64_t>()};
+  }
+  out.why = get_bytes(j, "why");
+  names = j.contains("names") ? decode_string_array(j["names"].dump()) : std::vector<std::string>{};
+  f = std::move(out);
+  return true;
 }
 
 std::string encode_facets(const std::vector<FacetRow>& facets) {

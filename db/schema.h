@@ -48,6 +48,14 @@ bool running_session_is_stale(std::string_view boot_id, int32_t supervisor_pid, 
 std::string encode_string_array(const std::vector<std::string>& v);
 std::vector<std::string> decode_string_array(std::string_view json);
 
+// A process image's identity as images.identity and processes.identity
+// keep it: {"check": "trusted", "names": ["git"], "exe": [dev, ino,
+// ctime_sec, ctime_nsec], "why": "..."} (names, exe and why only when there
+// are any; names and why exact, as encode_string_array and put_bytes write
+// them).  decode_identity() is false, and sets nothing, for any other text.
+std::string encode_identity(const std::vector<std::string>& names, const IdentityFacts& f);
+bool decode_identity(std::string_view json, std::vector<std::string>& names, IdentityFacts& f);
+
 // EventRow::facets as JSON text ("" for none) and back; paths stay exact.
 std::string encode_facets(const std::vector<FacetRow>& f);
 std::vector<FacetRow> decode_facets(std::string_view json);

@@ -402,8 +402,8 @@ Result<Ok> Writer::Impl::prepare() {
              " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, 'running', ?11, ?12, ?13, ?14, ?15, ?16)"),
            p(st.insert_policy, "INSERT OR IGNORE INTO policies (hash, snapshot) VALUES (?1, ?2)"),
            p(st.insert_image,
-             "INSERT INTO images (session, proc_id, pid, ppid, uid, comm, exe, argv, cwd, ancestors)"
-             " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)"),
+             "INSERT INTO images (session, proc_id, pid, ppid, uid, comm, exe, argv, cwd, ancestors, identity)"
+             " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)"),
            p(st.insert_event, insert_events_sql(1)),
            p(st.insert_touch, "INSERT INTO touched_paths (path, session, first_id) VALUES (?1, ?2, ?3)"),
            // Producers are separate threads (supervisor, eBPF reader): an exec
@@ -412,18 +412,19 @@ Result<Ok> Writer::Impl::prepare() {
            // fork keeps the image that an earlier exec recorded.
            p(st.upsert_process,
              "INSERT INTO processes (session, proc_id, parent_proc_id, pid, ppid, uid, comm, exe,"
-             " argv, cwd, started_ns) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)"
+             " argv, cwd, started_ns, identity) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"
              " ON CONFLICT (session, proc_id) DO UPDATE SET parent_proc_id = excluded.parent_proc_id,"
              " pid = excluded.pid, ppid = excluded.ppid, uid = excluded.uid, cwd = excluded.cwd,"
              " started_ns = excluded.started_ns,"
              " comm = CASE WHEN exec_ns IS NULL THEN excluded.comm ELSE comm END,"
              " exe = CASE WHEN exec_ns IS NULL THEN excluded.exe ELSE exe END,"
-             " argv = CASE WHEN exec_ns IS NULL THEN excluded.argv ELSE argv END"),
+             " argv = CASE WHEN exec_ns IS NULL THEN excluded.argv ELSE argv END,"
+             " identity = CASE WHEN exec_ns IS NULL THEN excluded.identity ELSE identity END"),
            p(st.exec_process,
-             "INSERT INTO processes (session, proc_id, comm, exe, argv, exec_ns)"
-             " VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT (session, proc_id) DO UPDATE SET"
+             "INSERT INTO processes (session, proc_id, comm, exe, argv, exec_ns, identity)"
+             " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (session, proc_id) DO UPDATE SET"
              " comm = excluded.comm, exe = excluded.exe, argv = excluded.argv,"
-             " exec_ns = excluded.exec_ns"),
+             " exec_ns = excluded.exec_ns, identity = excluded.identity"),
            p(st.exit_process,
              "INSERT INTO processes (session, proc_id, ended_ns, exit_status, exit_signal)"
              " VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (session, proc_id) DO UPDATE SET"
@@ -534,6 +535,7 @@ int Writer::Impl::image_of(int64_t session, const EventRow& r, int64_t* id) {
   }
   auto& s = st.insert_image;
   std::string argv = join_nul(p->argv), ancestors = join_nul(p->ancestors);
+  std::string identity = detail::encode_identity(p->names, p->identity);
   s.bind_int64(1, session);
   s.bind_uint64(2, p->proc_id);
   s.bind_int(3, p->pid);
@@ -544,6 +546,7 @@ int Writer::Impl::image_of(int64_t session, const EventRow& r, int64_t* id) {
   s.bind_blob(8, argv);
   s.bind_blob(9, p->cwd);
   s.bind_blob(10, ancestors);
+  s.bind_text(11, identity);
   if (!s.run()) return s.rc();
   *id = db.last_insert_rowid();
   if (images.size() >= images_sweep_at) {
@@ -791,6 +794,8 @@ int Writer::Impl::apply(int64_t session, Body& body) {
           s.bind_blob(9, argv);
           s.bind_blob(10, x.cwd);
           s.bind_int64(11, x.started_ns);
+          std::string identity = detail::encode_identity(x.names, x.identity);
+          s.bind_text(12, identity);
           return s.run() ? SQLITE_OK : s.rc();
         } else if constexpr (std::is_same_v<T, ProcessExec>) {
           auto& s = st.exec_process;
@@ -801,6 +806,8 @@ int Writer::Impl::apply(int64_t session, Body& body) {
           s.bind_blob(4, x.exe);
           s.bind_blob(5, argv);
           s.bind_int64(6, x.ts_ns);
+          std::string identity = detail::encode_identity(x.names, x.identity);
+          s.bind_text(7, identity);
           return s.run() ? SQLITE_OK : s.rc();
         } else if constexpr (std::is_same_v<T, ProcessExit>) {
           auto& s = st.exit_process;

@@ -33,7 +33,10 @@ namespace cb::db {
 // 5: the network: each event's network object (net_* columns: protocol,
 //    address, port, the names the session resolved to the address) and the
 //    session resolver's lookups (dns_lookups).
-constexpr int kSchemaVersion = 5;
+// 6: process identity: each image's identities and how they were found, or
+//    why it has none (images.identity, processes.identity), so that `why`,
+//    `replay` and `suggest` judge by identity, never by the command name.
+constexpr int kSchemaVersion = 6;
 constexpr int kOldestUpgradableSchema = 2;
 constexpr std::chrono::milliseconds kCommitInterval{50};
 
@@ -127,7 +130,10 @@ struct StoredEvent {
   // last image, without ancestors).
   EventRow row;
   std::optional<ApprovalRow> approval;
-  bool image_recorded = false;    // row.ev.proc is exactly what was judged
+  bool image_recorded = false;  // row.ev.proc is exactly what was judged
+  // row.ev.proc's names and identity are what the supervisor found (schema
+  // 6); else it has none, whatever its command name.
+  bool identity_recorded = false;
   bool deletes_recorded = false;  // row.ev.proc_deletes is what was judged
   bool facets_recorded = false;   // row.facets is complete
 };
@@ -162,6 +168,7 @@ struct StoredLookup {
 struct StoredProcess {
   int64_t session = 0;
   ProcessRow row;
+  bool identity_recorded = false;  // row.names and row.identity (schema 6)
   std::optional<ProcessExit> exit;
   uint64_t events = 0, denials = 0;
 };

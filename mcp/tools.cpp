@@ -175,9 +175,12 @@ json session_summary(const std::string& path, const json& a) {
     std::string verdict(decision_name(e.row.verdict.decision));
     by_action[std::string(action_name(e.row.ev.action))][verdict] += e.row.count;
     auto brief = [&] {
+      // The identity is who it was; the command name is what it called itself.
+      const ProcessInfo* p = e.row.ev.proc.get();
       return json{
           {"id", e.id},
-          {"comm", db::to_valid_utf8(e.row.ev.proc ? e.row.ev.proc->comm : "")},
+          {"comm", db::to_valid_utf8(p ? p->comm : "")},
+          {"identity", p && e.identity_recorded ? json(p->names) : json(nullptr)},
           {"action", action_name(e.row.ev.action)},
           {"path", db::to_valid_utf8(e.row.ev.path)},
           {"rule", e.row.verdict.rule_id.empty() ? json(nullptr) : json(db::to_valid_utf8(e.row.verdict.rule_id))},
@@ -254,10 +257,12 @@ json who_touched(const std::string& path, const json& a) {
   json data = {{"path", *p}, {"glob", glob}, {"events", json::array()}};
   for (const auto& e : events) {
     json j = db::event_json(e);
+    // Identities, nearest first, as the rules see them ("" for none).
     json chain = json::array();
     if (e.row.ev.proc) {
-      chain.push_back(db::to_valid_utf8(e.row.ev.proc->comm));
-      for (const auto& anc : e.row.ev.proc->ancestors) chain.push_back(db::to_valid_utf8(anc));
+      const ProcessInfo& p = *e.row.ev.proc;
+      chain.push_back(p.names.empty() ? std::string() : db::to_valid_utf8(p.names.front()));
+      for (const auto& anc : p.ancestors) chain.push_back(db::to_valid_utf8(anc));
     }
     j["chain"] = chain;
     if (e.row.ev.proc) j["argv"] = !e.row.ev.proc->argv.empty() ? json(e.row.ev.proc->argv) : json::array();
@@ -390,16 +395,17 @@ const std::vector<ToolDef>& defs() {
       if (!required.empty()) s["required"] = required;
       return s;
     };
-    json why_props = {{"event_id", prop("integer", "a recorded event: why it was decided as it was")},
-                      {"action", prop("string", "or a hypothetical event: its action")},
-                      {"path", prop("string", "its path")},
-                      {"target", prop("string", "its second path (a rename's destination)")},
-                      {"process", prop("string", "the process's name")},
-                      {"exe", prop("string", "the process's executable")},
-                      {"ancestors", string_list("its parents' names, nearest first")},
-                      {"argv", string_list("its command line")},
-                      {"deletes", prop("integer", "proc.deletes")},
-                      {"is_dir", prop("boolean", "the path is a directory")}};
+    json why_props = {
+        {"event_id", prop("integer", "a recorded event: why it was decided as it was")},
+        {"action", prop("string", "or a hypothetical event: its action")},
+        {"path", prop("string", "its path")},
+        {"target", prop("string", "its second path (a rename's destination)")},
+        {"process", prop("string", "the process's identity: a trusted program's name, as process: names it")},
+        {"exe", prop("string", "the process's executable")},
+        {"ancestors", string_list("its parents' identities, nearest first")},
+        {"argv", string_list("its command line")},
+        {"deletes", prop("integer", "proc.deletes")},
+        {"is_dir", prop("boolean", "the path is a directory")}};
     why_props.update(policy);
     json replay_props = {
         {"sessions", {{"type", "array"}, {"items", {{"type", "integer"}}}, {"description", "session ids"}}}};
@@ -418,8 +424,9 @@ const std::vector<ToolDef>& defs() {
          obj({{"session", prop("integer", "session id")}, {"cursor", page["cursor"]}, {"limit", page["limit"]}},
              {"session"})},
         {"who_touched", "Who touched a path",
-         "Every event on a path (and below it) or a glob, with the process chain behind each.", who_touched,
-         obj(filters, {"path"})},
+         "Every event on a path (and below it) or a glob, with the chain behind each: the identities of the process "
+         "and its parents, nearest first (\"\" for one with none).",
+         who_touched, obj(filters, {"path"})},
         {"why", "Explain a decision",
          "Which rule decided a recorded event (or would decide a hypothetical one), its text and location, which "
          "conditions matched with what values, which earlier rules were passed over and why, and which layer "

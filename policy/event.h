@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "policy/identity.h"
 #include "policy/netaddr.h"
 
 namespace cb {
@@ -98,6 +99,7 @@ struct ProcessInfo {
   // kernel ran, checked by device, inode and change time; empty for any other
   // program, and for one started with loader injection.
   std::vector<std::string> names;
+  IdentityFacts identity;              // how names were found, or why there are none
   std::vector<std::string> argv;       // as executed
   std::vector<std::string> ancestors;  // identity of the parent, grandparent, ... (nearest first; "" for none)
   std::string cwd;

@@ -62,7 +62,12 @@ std::string process_detail(const Rule& r, const Event& ev, bool held) {
   // The identity decides; the command name is shown to say who it was.
   std::string who = "'" + ev.proc->comm + "'";
   if (ev.proc->names.empty()) {
-    who += " (no identity: " + std::string(ev.proc->exe.empty() ? "executable unknown" : ev.proc->exe) + ")";
+    const std::string& why = ev.proc->identity.why;
+    who += " (no identity: " +
+           (!why.empty()           ? why
+            : ev.proc->exe.empty() ? std::string("executable unknown")
+                                   : ev.proc->exe) +
+           ")";
     return who + " is none of " + name_list(r.processes);
   }
   std::string ids;

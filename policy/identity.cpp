@@ -79,11 +79,101 @@ bool is_dynamic_loader(std::string_view exe) {
          base.starts_with("ld64.so");
 }
 
-std::vector<std::string> identify(const Identities& ids, const ExeFacts& facts) {
-  if (!facts.known || ids.files.empty()) return {};
-  if (is_dynamic_loader(facts.exe)) return {};
-  if (!injection_var(facts.environ).empty()) return {};
-  return ids.names_of(facts.id);
+std::string_view identity_check_name(IdentityCheck c) {
+  switch (c) {
+    case IdentityCheck::Unknown: return "unknown";
+    case IdentityCheck::Trusted: return "trusted";
+    case IdentityCheck::NotTrusted: return "not-trusted";
+    case IdentityCheck::Disqualified: return "disqualified";
+    case IdentityCheck::NotChecked: return "not-checked";
+  }
+  return "unknown";
+}
+
+std::optional<IdentityCheck> parse_identity_check(std::string_view name) {
+  for (auto c : {IdentityCheck::Unknown, IdentityCheck::Trusted, IdentityCheck::NotTrusted, IdentityCheck::Disqualified,
+                 IdentityCheck::NotChecked})
+    if (identity_check_name(c) == name) return c;
+  return std::nullopt;
+}
+
+std::vector<std::string> identify(const Identities& ids, const ExeFacts& facts, IdentityFacts* out) {
+  IdentityFacts f;
+  std::vector<std::string> names;
+  // The disqualifications come first and whatever the table holds, so that
+  // the trail can tell a clean image another policy could trust.
+  if (!facts.known) {
+    f = {IdentityCheck::Unknown, {}, "its executable could not be read (had the process ended?)"};
+  } else if (is_dynamic_loader(facts.exe)) {
+    f = {IdentityCheck::Disqualified, facts.id,
+         facts.exe + " is the dynamic loader: it runs whatever file it is given"};
+  } else if (std::string var = injection_var(facts.environ); !var.empty()) {
+    f = {IdentityCheck::Disqualified, facts.id,
+         "it was started with " + var + " set: the dynamic loader runs code that is not its file's"};
+  } else {
+    names = ids.names_of(facts.id);
+    if (!names.empty())
+      f = {IdentityCheck::Trusted, facts.id, ""};
+    else
+      f = {IdentityCheck::NotTrusted, facts.id,
+           facts.exe + (ids.files.empty() ? " is no file the policy trusts (it trusts none)"
+                                          : " is no file the policy trusts")};
+  }
+  if (out) *out = std::move(f);
+  return names;
+}
+
+std::vector<std::string> identities_under(const Identities& ids, const std::vector<std::string>& names,
+                                          const IdentityFacts& facts, std::string* doubt) {
+  std::string why;
+  std::vector<std::string> out;
+  switch (facts.check) {
+    case IdentityCheck::Trusted:
+      out = ids.names_of(facts.exe);
+      // A name both policies trust that no longer finds this file: the
+      // file was replaced or changed since the session (an upgrade).
+      for (const auto& n : names) {
+        if (std::find(out.begin(), out.end(), n) != out.end()) continue;
+        for (const auto& f : ids.files)
+          if (f.name == n) {
+            why = "it was " + n + " when it ran, and " + n + "'s files have changed since (an upgrade?)";
+            break;
+          }
+        if (!why.empty()) break;
+      }
+      break;
+    case IdentityCheck::NotTrusted:
+      out = ids.names_of(facts.exe);
+      if (!out.empty())
+        why =
+            "its code was not checked when it ran (it had no identity then): the identity this policy gives it "
+            "holds only if its code was its file's";
+      break;
+    case IdentityCheck::Disqualified: break;
+    case IdentityCheck::Unknown:
+    case IdentityCheck::NotChecked:
+      if (!ids.files.empty()) why = "its executable was not identified when it ran: it is judged as having no identity";
+      break;
+  }
+  if (doubt) *doubt = std::move(why);
+  return out;
+}
+
+std::string system_name_of(const std::string& exe, const FileId& id) {
+  if (exe.empty() || exe.front() != '/' || id == FileId{}) return {};
+  std::string base = exe.substr(exe.rfind('/') + 1);
+  if (base.empty()) return {};
+  std::string_view dirs = kSystemPath;
+  while (!dirs.empty()) {
+    size_t colon = dirs.find(':');
+    std::string candidate = std::string(dirs.substr(0, colon)) + "/" + base;
+    dirs = colon == std::string_view::npos ? std::string_view{} : dirs.substr(colon + 1);
+    // resolve_identity_name() takes every file of the name there.
+    struct stat st;
+    if (stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 0111) && file_id(st) == id)
+      return is_dynamic_loader(candidate) ? std::string{} : base;
+  }
+  return {};
 }
 
 size_t resolve_identity_paths(Identities& ids, const std::string& name, const std::vector<std::string>& paths) {

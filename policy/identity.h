@@ -19,6 +19,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -71,9 +72,42 @@ std::string injection_var(std::string_view environ);
 // Is this executable the dynamic loader (ld-linux-*.so*, ld.so, ld-musl-*)?
 bool is_dynamic_loader(std::string_view exe);
 
+// How a process image came by its identities, or why it has none.  The
+// audit trail keeps it with the image, so that `why` can say it and
+// `replay` can judge the image again under a policy that trusts other files.
+enum class IdentityCheck : uint8_t {
+  Unknown,       // its file could not be read, or nobody looked (a trail from before)
+  Trusted,       // its file is one the policy trusts, and its code is that file's
+  NotTrusted,    // a clean start, but its file is none the policy trusts (its code was not checked)
+  Disqualified,  // it runs code that is not its file's: no policy gives it one
+  NotChecked,    // there was no policy to look its file up in
+};
+std::string_view identity_check_name(IdentityCheck c);  // "trusted", "not-trusted", ...
+std::optional<IdentityCheck> parse_identity_check(std::string_view name);
+
+struct IdentityFacts {
+  IdentityCheck check = IdentityCheck::Unknown;
+  FileId exe;       // the file the kernel ran, as it was identified (zero: not read)
+  std::string why;  // why it has no identity ("" when it has one, or nobody looked)
+  bool operator==(const IdentityFacts&) const = default;
+};
+
 // The identities a process image has: empty when it is unknown, tainted or
-// no policy file matches.
-std::vector<std::string> identify(const Identities& ids, const ExeFacts& facts);
+// no policy file matches.  `out` (optional) gets how that was found.
+std::vector<std::string> identify(const Identities& ids, const ExeFacts& facts, IdentityFacts* out = nullptr);
+
+// The identities another policy's table gives an image recorded with
+// `names` and `facts` (what identify() found under the policy it ran
+// with).  Exact for a Trusted or Disqualified image; `doubt` (when not
+// null) says why it may not be for the others ("" when it is exact).
+std::vector<std::string> identities_under(const Identities& ids, const std::vector<std::string>& names,
+                                          const IdentityFacts& facts, std::string* doubt);
+
+// I/O: the name a rule's `process:` could give the file `exe` (a path, as
+// the image recorded it) when the policy does not name it yet: its base
+// name, when looking that up in kSystemPath finds this very file (device,
+// inode and change time `id`).  "" when no name would mean this file.
+std::string system_name_of(const std::string& exe, const FileId& id);
 
 // I/O: stat()s `paths` (globs with '*' or '?' in the last component are
 // listed) for `name`; appends what it finds.  Returns the number found.

@@ -129,12 +129,25 @@ ImageKey read_image_key(pid_t pid) {
 
 ImageKey ProcessTable::identify(ProcessInfo& info, pid_t tgid) {
   info.names.clear();
-  if (!identities || identities->files.empty()) return {};
+  info.identity = {};
+  if (!identities) {
+    info.identity = {IdentityCheck::NotChecked, {}, "no policy was loaded"};
+    return {};
+  }
+  // Looked at even when the policy trusts no file: the trail keeps what was
+  // found, so that a replay under a policy that does can judge the image.
   ImageKey key = read_image_key(tgid);
-  info.names = cb::identify(*identities, read_exe_facts(tgid));
-  if (!info.names.empty() && check_code && !foreign_code_of(tgid, code_before_ns).empty()) info.names.clear();
+  info.names = cb::identify(*identities, read_exe_facts(tgid), &info.identity);
+  auto disqualify = [&](std::string why) {
+    info.names.clear();
+    info.identity.check = IdentityCheck::Disqualified;
+    info.identity.why = std::move(why);
+  };
+  if (!info.names.empty() && check_code)
+    if (std::string why = foreign_code_of(tgid, code_before_ns); !why.empty()) disqualify(std::move(why));
   // The image may have changed between the two reads: then trust nothing.
-  if (!info.names.empty() && read_image_key(tgid) != key) info.names.clear();
+  if (!info.names.empty() && read_image_key(tgid) != key)
+    disqualify("it started another program while it was being identified");
   return key;
 }
 

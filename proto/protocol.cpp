@@ -161,6 +161,7 @@ EventRow decode_event(const Obj& o, int64_t* session) {
     p->comm = o.bytes("comm");
     p->exe = o.bytes("exe");
     p->names = o.strings("identity");
+    p->identity.why = o.bytes("no_identity");
     ev.proc = std::move(p);
   }
   r.allowed = o.str("decision", "allow") != "deny";
@@ -255,6 +256,8 @@ Message decode_object(const json& j) {
     m.row.argv = p.bytes_array("argv");
     m.row.cwd = p.bytes("cwd");
     m.row.started_ns = p.i64("started_ns");
+    m.row.names = p.strings("identity");
+    m.row.identity.why = p.bytes("no_identity");
     return m;
   }
   if (type == "exec") {
@@ -264,6 +267,8 @@ Message decode_object(const json& j) {
     m.exec.comm = o.bytes("comm");
     m.exec.exe = o.bytes("exe");
     m.exec.argv = o.bytes_array("argv");
+    m.exec.names = o.strings("identity");
+    m.exec.identity.why = o.bytes("no_identity");
     return m;
   }
   if (type == "exit") {
@@ -366,6 +371,7 @@ struct Encoder {
     db::StoredProcess sp;
     sp.session = m.session;
     sp.row = m.row;
+    sp.identity_recorded = true;
     json p = db::process_json(sp);
     // Counts and the exit belong to later messages.
     for (auto k : {"events", "denials", "ended_ns", "exit_status", "exit_signal"}) p.erase(k);
@@ -376,6 +382,8 @@ struct Encoder {
     db::put_bytes(j, "comm", m.exec.comm);
     db::put_bytes(j, "exe", m.exec.exe);
     db::put_bytes_array(j, "argv", m.exec.argv);
+    j["identity"] = m.exec.names;
+    if (m.exec.names.empty() && !m.exec.identity.why.empty()) db::put_bytes(j, "no_identity", m.exec.identity.why);
     return j;
   }
   json operator()(const ExitMsg& m) const {

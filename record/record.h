@@ -65,15 +65,19 @@ struct ProcessRow {
   std::vector<std::string> argv;
   std::string cwd;
   int64_t started_ns = 0;
+  std::vector<std::string> names;  // its identities (ProcessInfo::names)
+  IdentityFacts identity;          // how they were found, or why there are none
 };
 
-// A process image replaced by exec: same proc_id, new exe/argv/comm.
+// A process image replaced by exec: same proc_id, new exe/argv/comm and identity.
 struct ProcessExec {
   uint64_t proc_id = 0;
   int64_t ts_ns = 0;
   std::string comm;
   std::string exe;
   std::vector<std::string> argv;
+  std::vector<std::string> names;
+  IdentityFacts identity;
 };
 
 struct ProcessExit {

@@ -133,10 +133,13 @@ struct Supervisor::Impl {
       r.argv = e.info->argv;
       r.cwd = e.info->cwd;
       r.started_ns = e.started_ns;
+      r.names = e.info->names;
+      r.identity = e.info->identity;
       rec.process(r);
     };
     procs.on_exec = [this](const ProcessEntry& e) {
-      rec.process_exec(ProcessExec{e.info->proc_id, realtime_ns(), e.info->comm, e.info->exe, e.info->argv});
+      rec.process_exec(ProcessExec{e.info->proc_id, realtime_ns(), e.info->comm, e.info->exe, e.info->argv,
+                                   e.info->names, e.info->identity});
     };
     procs.on_exit = [this](const ProcessEntry& e, int status, int sig) {
       ProcessExit x{e.info->proc_id, realtime_ns(), status, sig};

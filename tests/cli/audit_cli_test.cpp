@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sqlite3.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -449,6 +450,202 @@ TEST_F(Audit, SuggestForAnObservedSessionAllowsWhatWasSeenAndAsksTheRest) {
   Outcome hyp =
       cottonbox({"why", "--db", db_, "--policy", sug, "file.delete", "/somewhere/else", "--process", "rm", "--json"});
   EXPECT_EQ(json::parse(hyp.out)["explanation"]["verdict"], "ask") << hyp.out;
+}
+
+// ------------------------------------------------------------- identity --
+
+// A repository in $D/repo with one commit, git's own files trusted as git,
+// and a copy of rm called git in $D/bin: what an agent would try.
+class Identity : public Audit {
+ protected:
+  void SetUp() override {
+    Audit::SetUp();
+    if (IsSkipped()) return;
+    if (access("/usr/bin/git", X_OK) != 0) GTEST_SKIP() << "no /usr/bin/git on this machine";
+    repo_ = dir_ + "/repo";
+    ASSERT_EQ(system(("git init -q " + repo_ + " && echo a > " + repo_ + "/a && git -C " + repo_ + " add a && git -C " +
+                      repo_ + " -c user.email=t@t -c user.name=t commit -qm one")
+                         .c_str()),
+              0);
+    mkdir((dir_ + "/bin").c_str(), 0755);
+    ASSERT_EQ(system(("cp /bin/rm " + dir_ + "/bin/git").c_str()), 0);
+    write_file(policy_,
+               "version: 1\n"
+               "identities:\n"
+               "  git: [/usr/bin/git, \"/usr/lib/git-core/git*\"]\n"
+               "rules:\n"
+               "  - id: git-in-repo\n"
+               "    action: file.mutate\n"
+               "    path: [\"${CWD}/repo/.git/**\"]\n"
+               "    process: [git]\n"
+               "    decision: allow\n"
+               "  - id: no-one-else-in-repo\n"
+               "    action: [file.delete, file.rename]\n"
+               "    path: [\"${CWD}/repo/.git/**\"]\n"
+               "    decision: deny\n");
+  }
+  std::string repo_;
+};
+
+TEST_F(Identity, WhySaysACopyCalledGitHasNoIdentityAndTheRealGitHasIt) {
+  Outcome r = session(
+      "cd $D/repo && $D/bin/git -f .git/COMMIT_EDITMSG; "
+      "git -c user.email=t@t -c user.name=t commit -q --allow-empty -m two && echo done");
+  EXPECT_NE(r.out.find("done"), std::string::npos) << r.err;
+
+  // The copy: refused, and the trail says why it is not git.
+  json fake = event_where("file.delete", repo_ + "/.git/COMMIT_EDITMSG", "git");
+  ASSERT_FALSE(fake.is_null());
+  EXPECT_EQ(fake["decision"], "deny");
+  EXPECT_EQ(fake["rule"], "no-one-else-in-repo");
+  EXPECT_FALSE(fake.contains("identity")) << fake;
+  EXPECT_EQ(fake["no_identity"], dir_ + "/bin/git is no file the policy trusts");
+  json w = why(fake["id"]);
+  EXPECT_TRUE(w["reproduced"].get<bool>()) << w;
+  EXPECT_TRUE(w["uncertain"].empty()) << w["uncertain"];
+  EXPECT_EQ(w["identity"]["names"], json::array());
+  EXPECT_EQ(w["identity"]["check"], "not-trusted");
+  EXPECT_EQ(w["identity"]["why"], dir_ + "/bin/git is no file the policy trusts");
+  bool passed = false;
+  for (const auto& p : w["explanation"]["passed_over"])
+    if (p["id"] == "git-in-repo")
+      passed = p["failed"] == "process" &&
+               p["checks"].back()["detail"] ==
+                   "'git' (no identity: " + dir_ + "/bin/git is no file the policy trusts) is none of git";
+  EXPECT_TRUE(passed) << w["explanation"]["passed_over"];
+  Outcome text = cottonbox({"why", std::to_string(fake["id"].get<int64_t>()), "--db", db_});
+  EXPECT_NE(text.out.find("  identity: none: " + dir_ + "/bin/git is no file the policy trusts\n"), std::string::npos)
+      << text.out;
+
+  // The real git: git, allowed by the rule that trusts it.
+  json real = event_where("file.delete", repo_ + "/.git/index.lock", "git");
+  ASSERT_FALSE(real.is_null());
+  EXPECT_EQ(real["rule"], "git-in-repo");
+  EXPECT_EQ(real["identity"], json::array({"git"}));
+  w = why(real["id"]);
+  EXPECT_TRUE(w["reproduced"].get<bool>()) << w;
+  EXPECT_EQ(w["identity"]["names"], json::array({"git"}));
+  EXPECT_EQ(w["identity"]["check"], "trusted");
+  EXPECT_EQ(w["explanation"]["checks"][2]["detail"], "'git' is one of git");
+
+  // The process tree keeps each process's identity too.
+  Outcome tree = cottonbox({"tree", "--session", "1", "--db", db_, "--json"});
+  std::map<std::string, json> by_exe;
+  for (auto& p : json_lines(tree.out)) by_exe[p["exe"]] = p;
+  EXPECT_EQ(by_exe[dir_ + "/bin/git"]["identity"], json::array());
+  EXPECT_EQ(by_exe["/usr/bin/git"]["identity"], json::array({"git"})) << tree.out;
+}
+
+TEST_F(Identity, ReplayWithTheSessionsPolicyDecidesAsTheSessionDid) {
+  // git's refs are renamed over (a rename that also deletes what it
+  // replaces); the copy called git tries both a delete and a rename.
+  Outcome r = session(
+      "cd $D/repo && git -c user.email=t@t -c user.name=t commit -q --allow-empty -m two && "
+      "git branch -q side && git -c user.email=t@t -c user.name=t commit -q --allow-empty -m three && "
+      "$D/bin/git -f .git/refs/heads/side; mv .git/HEAD .git/HEAD.x; echo done");
+  EXPECT_NE(r.out.find("done"), std::string::npos) << r.err;
+  EXPECT_EQ(access((repo_ + "/.git/refs/heads/side").c_str(), F_OK), 0) << "the copy could not delete the branch";
+  EXPECT_EQ(access((repo_ + "/.git/HEAD").c_str(), F_OK), 0) << "mv is not git either";
+
+  std::vector<json> all = events({"--session", "1"});
+  size_t allowed_by_git = 0, denied = 0;
+  for (auto& e : all) {
+    allowed_by_git += e["rule"] == "git-in-repo";
+    denied += e["decision"] == "deny";
+  }
+  EXPECT_GT(allowed_by_git, 5u);
+  EXPECT_EQ(denied, 2u);
+  Outcome rep = cottonbox({"replay", "--db", db_, "--session", "1", "--policy", policy_, "--json"});
+  ASSERT_EQ(rep.status, 0) << rep.err;
+  json rj = json::parse(rep.out);
+  EXPECT_EQ(rj["judged"], all.size());
+  EXPECT_EQ(rj["summary"], "no event would be decided differently") << rj["changes"];
+  EXPECT_TRUE(rj["uncertain"].empty()) << rj["uncertain"];
+}
+
+TEST_F(Identity, SuggestNamesTheIdentityNeverTheCommandName) {
+  write_file(policy_, "version: 1\ndefault: allow\nrules:\n  - id: ask-work\n    action: file.delete\n    path: [\"" +
+                          dir_ + "/work/**\"]\n    decision: ask\n");
+  for (const char* f : {"a1", "g1"}) write_file(dir_ + "/work/" + f, f);
+  std::string approver = dir_ + "/approve.sh";
+  write_file(approver, "#!/bin/sh\ncat > /dev/null; echo 'allow fine'\n", 0755);
+  // The real rm, and the copy of rm called git.
+  Outcome r = session("rm -f $D/work/a1; $D/bin/git -f $D/work/g1; echo done",
+                      {"--ask", "exec:" + approver, "--ask-timeout", "20"});
+  EXPECT_NE(r.out.find("done"), std::string::npos) << r.err;
+  EXPECT_NE(access((dir_ + "/work/g1").c_str(), F_OK), 0);
+
+  Outcome s = cottonbox({"suggest", "--db", db_, "--session", "1", "--json"});
+  ASSERT_EQ(s.status, 0) << s.err;
+  json sj = json::parse(s.out);
+  EXPECT_TRUE(sj["exact"].get<bool>()) << sj["replay"];
+  std::map<std::string, json> procs_of;
+  for (const auto& rule : sj["rules"])
+    for (const auto& p : rule["paths"]) procs_of[p] = rule["processes"];
+  // rm is named by its file's system name, which the policy can trust.
+  EXPECT_EQ(procs_of[dir_ + "/work/a1"], json::array({"rm"})) << sj["yaml"];
+  // The copy is not git: a rule for any process, which says why.
+  EXPECT_EQ(procs_of[dir_ + "/work/g1"], json::array()) << sj["yaml"];
+  std::string yaml = sj["yaml"];
+  EXPECT_EQ(yaml.find("process: [\"git\"]"), std::string::npos) << yaml;
+  EXPECT_NE(yaml.find("# for any process: 'git' (" + dir_ + "/bin/git is no file the policy trusts"), std::string::npos)
+      << yaml;
+}
+
+// A trail the previous release wrote (tests/fixtures/v5_identity_session.sql
+// says how): no identities in it.  They are never taken from the command
+// name: `why` and `replay` reproduce what the supervisor decided from the
+// path of each process's executable, and say so.
+TEST_F(Audit, ATrailFromBeforeIdentitiesIsJudgedByTheExecutableNotTheCommandName) {
+  if (access("/usr/bin/git", X_OK) != 0) GTEST_SKIP() << "no /usr/bin/git on this machine";
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(db_.c_str(), &db), SQLITE_OK);
+  char* err = nullptr;
+  EXPECT_EQ(sqlite3_exec(db, read_file(std::string(SOURCE_DIR) + "/tests/fixtures/v5_identity_session.sql").c_str(),
+                         nullptr, nullptr, &err),
+            SQLITE_OK)
+      << (err ? err : "");
+  sqlite3_close(db);
+
+  // Event 3: the copy of rm called git, denied live.
+  json w = why(3);
+  EXPECT_EQ(w["event"]["comm"], "git");
+  EXPECT_EQ(w["explanation"]["rule"]["id"], "no-one-else-in-repo");
+  EXPECT_TRUE(w["reproduced"].get<bool>()) << "not allowed as git for its command name";
+  EXPECT_FALSE(w["identity"]["recorded"].get<bool>());
+  EXPECT_EQ(w["identity"]["names"], json::array());
+  ASSERT_EQ(w["uncertain"].size(), 1u) << w["uncertain"];
+  EXPECT_NE(
+      w["uncertain"][0].get<std::string>().find("judged by the path of its executable, /tmp/cb-v5-fixture/bin/git"),
+      std::string::npos);
+  // Event 17: the real git renaming a ref over another, allowed live.
+  w = why(17);
+  EXPECT_EQ(w["event"]["action"], "file.rename");
+  EXPECT_TRUE(w["reproduced"].get<bool>()) << w;
+  EXPECT_EQ(w["identity"]["names"], json::array({"git"}));
+
+  // Replayed against its own rules: what the supervisor decided.
+  std::string rules = dir_ + "/v5.yaml";
+  write_file(rules,
+             "version: 1\nidentities:\n  git: [/usr/bin/git, \"/usr/lib/git-core/git*\"]\nrules:\n"
+             "  - {id: git-in-repo, action: file.mutate, path: [\"/tmp/cb-v5-fixture/w/.git/**\"], process: [git], "
+             "decision: allow}\n"
+             "  - {id: no-one-else-in-repo, action: file.delete, path: [\"/tmp/cb-v5-fixture/w/.git/**\", "
+             "\"/tmp/cb-v5-fixture/w/src/**\"], decision: deny}\n");
+  Outcome rep = cottonbox({"replay", "--db", db_, "--session", "1", "--policy", rules, "--json"});
+  ASSERT_EQ(rep.status, 0) << rep.err;
+  json rj = json::parse(rep.out);
+  EXPECT_EQ(rj["judged"], 22);
+  EXPECT_EQ(rj["summary"], "no event would be decided differently") << rj["changes"];
+  EXPECT_FALSE(rj["uncertain"].empty()) << "where the identity decides, it says it was not recorded";
+
+  // The first new session upgrades the file; the old one reads as before.
+  write_file(policy_, "version: 1\nrules: []\n");
+  Outcome r = session("echo done");
+  EXPECT_NE(r.out.find("done"), std::string::npos) << r.err;
+  Outcome sessions = cottonbox({"sessions", "--db", db_, "--json"});
+  EXPECT_EQ(json_lines(sessions.out).size(), 2u) << sessions.out;
+  EXPECT_TRUE(why(3)["reproduced"].get<bool>());
 }
 
 // --------------------------------------------------------------- follow --

@@ -67,7 +67,8 @@ std::shared_ptr<const ProcessInfo> process(uint64_t proc_id, int32_t pid, std::s
 }
 
 ProcessRow process_row(const ProcessInfo& p, uint64_t parent) {
-  return ProcessRow{p.proc_id, parent, p.pid, p.ppid, p.uid, p.comm, p.exe, p.argv, p.cwd, now_ns()};
+  return ProcessRow{p.proc_id, parent, p.pid, p.ppid,   p.uid,   p.comm,
+                    p.exe,     p.argv, p.cwd, now_ns(), p.names, p.identity};
 }
 
 EventRow event(uint64_t seq, Action action, std::string path, std::shared_ptr<const ProcessInfo> proc) {

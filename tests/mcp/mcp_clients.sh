@@ -29,9 +29,12 @@ trap 'rm -rf "$work"' EXIT
 cd "$work"
 mkdir prot big
 echo keep > prot/keep.txt
+# rm is trusted by its files: the tools name it by that identity.
 cat > policy.yaml <<YAML
 version: 1
 default: allow
+identities:
+  rm: [/usr/bin/rm, /bin/rm]
 rules:
   - id: protect
     action: [file.delete, file.rename, file.write, file.truncate]
@@ -75,11 +78,11 @@ insp --method tools/list | check "tools/list" \
 insp --method tools/call --tool-name list_sessions | check list_sessions \
     '[s["id"] for s in r["structuredContent"]["sessions"]] == [1, 2]'
 insp --method tools/call --tool-name session_summary --tool-arg session=1 | check session_summary \
-    'r["structuredContent"]["session"]["id"] == 1 and any(d["id"] == '"$denied"' for d in r["structuredContent"]["denials"])'
+    'r["structuredContent"]["session"]["id"] == 1 and any(d["id"] == '"$denied"' and d["identity"] == ["rm"] for d in r["structuredContent"]["denials"])'
 insp --method tools/call --tool-name query_events --tool-arg session=1 --tool-arg decision=deny | check query_events \
     'any(e["id"] == '"$denied"' and e["rule"] == "protect" for e in r["structuredContent"]["events"])'
 insp --method tools/call --tool-name process_tree --tool-arg session=1 | check process_tree \
-    'any(p["comm"] == "rm" for p in r["structuredContent"]["processes"])'
+    'any(p["comm"] == "rm" and p["identity"] == ["rm"] for p in r["structuredContent"]["processes"])'
 insp --method tools/call --tool-name who_touched --tool-arg "path=$work/prot" | check who_touched \
     'any(e["id"] == '"$denied"' and e["chain"][0] == "rm" for e in r["structuredContent"]["events"])'
 insp --method tools/call --tool-name why --tool-arg "event_id=$denied" | check why \

@@ -47,12 +47,13 @@ const denials = await call('query_events', { session: args.session, decision: 'd
 assert.ok(denials.events.some((e) => e.id === args.denied_event && e.rule === 'protect'));
 
 const tree = await call('process_tree', { session: args.session });
-assert.ok(tree.processes.some((p) => p.comm === 'rm'), 'rm is in the tree');
+assert.ok(tree.processes.some((p) => p.comm === 'rm' && p.identity?.[0] === 'rm'), 'rm is in the tree, as rm');
 
 const touched = await call('who_touched', { path: args.protected });
 assert.ok(touched.events.length > 0);
 assert.ok(touched.events.every((e) => e.path.startsWith(args.protected) || e.target.startsWith(args.protected)));
-assert.ok(touched.events.some((e) => e.chain[0] === 'rm' && e.decision === 'deny'), 'with the process chain');
+assert.ok(touched.events.some((e) => e.chain[0] === 'rm' && e.identity?.[0] === 'rm' && e.decision === 'deny'),
+  'with the chain of identities');
 
 const why = await call('why', { event_id: args.denied_event });
 assert.equal(why.explanation.rule.id, 'protect');

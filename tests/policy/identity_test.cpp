@@ -82,6 +82,102 @@ TEST(Identity, OneFileMayCarrySeveralNames) {
   EXPECT_EQ(ids.names_of(kGit), (std::vector<std::string>{"git", "git-tools"}));
 }
 
+// What the trail keeps of each image: how its identity was found, or the
+// reason it has none, in words `cottonbox why` shows.
+TEST(Identity, ItSaysHowItWasFoundOrWhyThereIsNone) {
+  IdentityFacts f;
+  EXPECT_EQ(identify(table(), facts(kGit), &f), std::vector<std::string>{"git"});
+  EXPECT_EQ(f, (IdentityFacts{IdentityCheck::Trusted, kGit, ""}));
+
+  EXPECT_TRUE(identify(table(), facts(kRm, "/tmp/x/bin/git"), &f).empty());
+  EXPECT_EQ(f, (IdentityFacts{IdentityCheck::NotTrusted, kRm, "/tmp/x/bin/git is no file the policy trusts"}));
+
+  identify(table(), facts(kGit, "/usr/bin/git", "A=1\0LD_PRELOAD=/tmp/evil.so\0"s), &f);
+  EXPECT_EQ(f.check, IdentityCheck::Disqualified);
+  EXPECT_EQ(f.exe, kGit) << "the file is kept: it is still what ran";
+  EXPECT_EQ(f.why, "it was started with LD_PRELOAD set: the dynamic loader runs code that is not its file's");
+
+  identify(table(), facts(kGit, "/lib64/ld-linux-x86-64.so.2"), &f);
+  EXPECT_EQ(f.check, IdentityCheck::Disqualified);
+  EXPECT_EQ(f.why, "/lib64/ld-linux-x86-64.so.2 is the dynamic loader: it runs whatever file it is given");
+
+  ExeFacts gone = facts(kGit);
+  gone.known = false;
+  identify(table(), gone, &f);
+  EXPECT_EQ(f.check, IdentityCheck::Unknown);
+  EXPECT_EQ(f.exe, FileId{});
+  EXPECT_NE(f.why.find("could not be read"), std::string::npos) << f.why;
+
+  // A policy that trusts nothing still looks: the file is kept for replays.
+  EXPECT_TRUE(identify(Identities{}, facts(kRm, "/usr/bin/rm"), &f).empty());
+  EXPECT_EQ(f.check, IdentityCheck::NotTrusted);
+  EXPECT_EQ(f.exe, kRm);
+
+  for (auto c : {IdentityCheck::Unknown, IdentityCheck::Trusted, IdentityCheck::NotTrusted, IdentityCheck::Disqualified,
+                 IdentityCheck::NotChecked})
+    EXPECT_EQ(parse_identity_check(identity_check_name(c)), c);
+  EXPECT_FALSE(parse_identity_check("git"));
+}
+
+// Another policy's table, applied to what the trail kept: exact for a
+// trusted or disqualified image, and the doubt said for the others.
+TEST(Identity, AnotherPolicyLooksTheRecordedFileUp) {
+  Identities other;
+  other.files.push_back(IdentityFile{"vcs", "/usr/bin/git", kGit, 0, false});
+  other.files.push_back(IdentityFile{"rm", "/usr/bin/rm", kRm, 0, false});
+  std::string doubt;
+
+  // Trusted as git: under the other table, the same file is vcs.
+  EXPECT_EQ(identities_under(other, {"git"}, {IdentityCheck::Trusted, kGit, ""}, &doubt),
+            std::vector<std::string>{"vcs"});
+  EXPECT_EQ(doubt, "");
+  // Not trusted then (rm): the other table trusts its file, but its code
+  // was never checked.
+  EXPECT_EQ(identities_under(other, {}, {IdentityCheck::NotTrusted, kRm, "x"}, &doubt), std::vector<std::string>{"rm"});
+  EXPECT_NE(doubt.find("its code was not checked"), std::string::npos) << doubt;
+  // A copy elsewhere is another file: nobody, exactly.
+  FileId copy{1, 999, 1700000000, 5};
+  EXPECT_TRUE(identities_under(other, {}, {IdentityCheck::NotTrusted, copy, "x"}, &doubt).empty());
+  EXPECT_EQ(doubt, "");
+  // Disqualified (LD_PRELOAD): no table gives it one.
+  EXPECT_TRUE(identities_under(other, {}, {IdentityCheck::Disqualified, kGit, "x"}, &doubt).empty());
+  EXPECT_EQ(doubt, "");
+  // git's file upgraded since the session: the name both know misses it.
+  Identities upgraded = table();
+  upgraded.files[0].id.ctime_sec += 100;
+  EXPECT_TRUE(identities_under(upgraded, {"git"}, {IdentityCheck::Trusted, kGit, ""}, &doubt).empty());
+  EXPECT_NE(doubt.find("git's files have changed since"), std::string::npos) << doubt;
+  // Never looked at: none, and said.
+  EXPECT_TRUE(identities_under(other, {}, {IdentityCheck::NotChecked, {}, "x"}, &doubt).empty());
+  EXPECT_NE(doubt.find("not identified"), std::string::npos) << doubt;
+}
+
+FileId id_of(const std::string& path) {
+  struct stat st {};
+  EXPECT_EQ(stat(path.c_str(), &st), 0) << path;
+  return FileId{static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino), st.st_ctim.tv_sec,
+                st.st_ctim.tv_nsec};
+}
+
+// On real files: a system program's name for its very file, and for
+// nothing else.
+TEST(Identity, ASystemProgramIsNamedOnlyForItsOwnFile) {
+  EXPECT_EQ(system_name_of("/usr/bin/rm", id_of("/usr/bin/rm")), "rm");
+  char tmpl[] = "/tmp/cb-sysname-XXXXXX";
+  ASSERT_TRUE(mkdtemp(tmpl));
+  std::string dir = tmpl;
+  // A copy of rm called git: the name finds /usr/bin/git, another file.
+  ASSERT_EQ(std::system(("cp /usr/bin/rm " + dir + "/git").c_str()), 0);
+  EXPECT_EQ(system_name_of(dir + "/git", id_of(dir + "/git")), "");
+  // The path of the real one with the copy's file (as if replaced): no.
+  EXPECT_EQ(system_name_of("/usr/bin/rm", id_of(dir + "/git")), "");
+  // A name no system directory has.
+  ASSERT_EQ(std::system(("cp /usr/bin/rm " + dir + "/cb-no-such-tool").c_str()), 0);
+  EXPECT_EQ(system_name_of(dir + "/cb-no-such-tool", id_of(dir + "/cb-no-such-tool")), "");
+  EXPECT_EQ(system_name_of("/usr/bin/rm", FileId{}), "") << "nothing known of the file";
+  std::system(("rm -rf " + dir).c_str());
+}
+
 Event event_by(std::vector<std::string> names, std::string comm, std::string exe) {
   auto p = std::make_shared<ProcessInfo>();
   p->names = std::move(names);

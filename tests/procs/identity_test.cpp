@@ -117,6 +117,50 @@ TEST_F(ProcIdentity, ACopyOrALinkByAnotherNameConfersNothingButWhatTheFileIs) {
   EXPECT_EQ(j->names, std::vector<std::string>{"sleep"});
 }
 
+// What the audit trail keeps of each image: how it got its identity, or
+// why it has none, and the file it ran (for replays under other policies).
+TEST_F(ProcIdentity, EachImageSaysHowItWasIdentifiedOrWhyNot) {
+  pid_t p = spawn("/usr/bin/sleep", {"sleep", "10"});
+  ASSERT_GT(p, 0);
+  auto i = info(p);
+  ASSERT_TRUE(i);
+  struct stat st {};
+  ASSERT_EQ(stat("/usr/bin/sleep", &st), 0);
+  EXPECT_EQ(i->identity.check, IdentityCheck::Trusted);
+  EXPECT_EQ(i->identity.exe, (FileId{static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino),
+                                     st.st_ctim.tv_sec, st.st_ctim.tv_nsec}));
+  EXPECT_EQ(i->identity.why, "");
+
+  // A copy of sleep called git: a clean start, but no file the policy trusts.
+  std::string copy = copy_of("/usr/bin/sleep", "git");
+  pid_t q = spawn(copy, {"git", "10"});
+  ASSERT_GT(q, 0);
+  ASSERT_TRUE(running(q, "/git"));
+  auto j = info(q);
+  ASSERT_TRUE(j);
+  EXPECT_EQ(j->comm, "git");
+  EXPECT_TRUE(j->names.empty());
+  EXPECT_EQ(j->identity.check, IdentityCheck::NotTrusted);
+  EXPECT_EQ(j->identity.why, j->exe + " is no file the policy trusts");
+  ASSERT_EQ(stat(copy.c_str(), &st), 0);
+  EXPECT_EQ(j->identity.exe.ino, static_cast<uint64_t>(st.st_ino)) << "the copy's own file";
+
+  // The trusted file started with LD_PRELOAD: disqualified, and why.
+  pid_t r = spawn("/usr/bin/sleep", {"sleep", "10"}, {"LD_PRELOAD=/nonexistent-cb-test.so"});
+  ASSERT_GT(r, 0);
+  auto k = info(r);
+  ASSERT_TRUE(k);
+  EXPECT_EQ(k->identity.check, IdentityCheck::Disqualified);
+  EXPECT_NE(k->identity.why.find("started with LD_PRELOAD set"), std::string::npos) << k->identity.why;
+
+  // No policy at all: nothing looked up, and said.
+  ProcessTable none(getpid());
+  ProcessEntry* e = none.by_tgid(p);
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->info->identity.check, IdentityCheck::NotChecked);
+  EXPECT_TRUE(e->info->names.empty());
+}
+
 TEST_F(ProcIdentity, LoaderInjectionAndTheLoaderItselfConferNothing) {
   pid_t p = spawn("/usr/bin/sleep", {"sleep", "10"}, {"LD_PRELOAD=/nonexistent-cb-test.so"});
   ASSERT_GT(p, 0);
@@ -176,6 +220,10 @@ TEST_F(ProcIdentity, APreloadThatScrubsItsTraceStillConfersNothing) {
   EXPECT_TRUE(e->info->names.empty());
   EXPECT_NE(foreign_code_of(p, started).find("made or changed in this session"), std::string::npos)
       << foreign_code_of(p, started);
+  // What `cottonbox why` will say of it.
+  EXPECT_EQ(e->info->identity.check, IdentityCheck::Disqualified);
+  EXPECT_NE(e->info->identity.why.find("made or changed in this session: " + dir_ + "/scrub.so"), std::string::npos)
+      << e->info->identity.why;
 }
 
 // Code in a file made during the session, and code patched in memory, are
