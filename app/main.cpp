@@ -49,6 +49,29 @@ std::vector<std::string> split_commas(const std::string& s) {
   return out;
 }
 
+// The default audit database, or, inside another session where it is
+// hidden, the one sessions started there record into (db/store.h).
+std::string default_db() {
+  std::string usable = cb::db::usable_default_db_path();
+  if (std::string def = cb::db::default_db_path(); usable != def)
+    std::cerr << "cottonbox: the audit database " << def
+              << " is hidden here (this runs inside another cottonbox session); reading " << usable << "\n";
+  return usable;
+}
+
+// After `sessions` of the default database: where the sessions started
+// inside its sessions are, and how many.
+void mention_nested(const std::string& db_path, std::ostream& out) {
+  std::string nested = cb::db::nested_db_path(db_path);
+  if (access(nested.c_str(), F_OK) != 0 || cb::db::db_hidden(nested)) return;
+  auto reader = cb::db::Reader::open(nested);
+  if (!reader) return;
+  auto sessions = (*reader)->sessions();
+  if (!sessions || sessions->empty()) return;
+  out << sessions->size() << (sessions->size() == 1 ? " session" : " sessions")
+      << " started inside other sessions: cottonbox sessions --db " << nested << "\n";
+}
+
 std::atomic<bool> g_stop{false};
 void on_stop_signal(int) { g_stop = true; }
 
@@ -269,15 +292,14 @@ int main(int argc, char** argv) {
     bool ok = true;
     auto v = parse_vars(check_vars, &ok);
     if (!ok) return kOwnError;
-    return cb::run_check(check_policies, v, db.empty() ? cb::db::default_db_path() : db, check_json, std::cout,
-                         !check_no_keep);
+    return cb::run_check(check_policies, v, db.empty() ? default_db() : db, check_json, std::cout, !check_no_keep);
   }
   if (*mcp) {
     signal(SIGPIPE, SIG_IGN);
-    return cb::mcp::run_mcp(db.empty() ? cb::db::default_db_path() : db, std::cin, std::cout);
+    return cb::mcp::run_mcp(db.empty() ? default_db() : db, std::cin, std::cout);
   }
   if (*why) {
-    std::string db_path = db.empty() ? cb::db::default_db_path() : db;
+    std::string db_path = db.empty() ? default_db() : db;
     if (why_args.size() == 1) {
       char* end = nullptr;
       long long id = strtoll(why_args[0].c_str(), &end, 10);
@@ -307,12 +329,10 @@ int main(int argc, char** argv) {
     bool ok = true;
     auto v = parse_vars(replay_vars, &ok);
     if (!ok) return kOwnError;
-    return cb::audit::run_replay(db.empty() ? cb::db::default_db_path() : db, replay_sessions, replay_policies, v,
-                                 replay_json, std::cout);
+    return cb::audit::run_replay(db.empty() ? default_db() : db, replay_sessions, replay_policies, v, replay_json,
+                                 std::cout);
   }
-  if (*suggest)
-    return cb::audit::run_suggest(db.empty() ? cb::db::default_db_path() : db, suggest_session, suggest_json,
-                                  std::cout);
+  if (*suggest) return cb::audit::run_suggest(db.empty() ? default_db() : db, suggest_session, suggest_json, std::cout);
   if (*events && follow) {
     if (q_session) q.session = q_session;
     if (!q_action.empty()) q.action = q_action;
@@ -328,10 +348,10 @@ int main(int argc, char** argv) {
     fo.query = q;
     fo.json = json;
     fo.stop = &g_stop;
-    return cb::db::follow_events(db.empty() ? cb::db::default_db_path() : db, fo, std::cout);
+    return cb::db::follow_events(db.empty() ? default_db() : db, fo, std::cout);
   }
   if (*doctor) return cb::run_doctor(doctor_json, std::cout);
-  std::string db_path = db.empty() ? cb::db::default_db_path() : db;
+  std::string db_path = db.empty() ? default_db() : db;
   if (*changes)
     return cb::run_changes(db_path, ch_session, *ch_command_opt ? std::optional(ch_command) : std::nullopt, json,
                            std::cout);
@@ -342,7 +362,11 @@ int main(int argc, char** argv) {
   if (*gc) return cb::run_gc(db_path, gc_age, gc_size, std::cout);
   auto reader = cb::db::Reader::open(db_path);
   if (!reader) return cb::db::report_error(reader.error());
-  if (*sessions) return cb::db::print_sessions(**reader, json, std::cout);
+  if (*sessions) {
+    int rc = cb::db::print_sessions(**reader, json, std::cout);
+    if (rc == 0 && !json && db.empty()) mention_nested(db_path, std::cout);
+    return rc;
+  }
   if (*events) {
     if (q_session) q.session = q_session;
     if (!q_action.empty()) q.action = q_action;

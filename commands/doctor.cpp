@@ -2,6 +2,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cerrno>
+#include <cstring>
+
 namespace cb {
 
 namespace {
@@ -17,6 +20,8 @@ std::string join(const std::vector<std::string>& parts, const char* sep) {
 
 }  // namespace
 
+bool nested_here(const Features& f) { return !f.seccomp_notify && f.listener_err == EBUSY; }
+
 std::vector<Capability> capabilities(const Features& f) {
   std::vector<Capability> caps;
   auto add = [&caps](std::string id, std::string name, bool ok, std::string detail, std::string effect,
@@ -24,34 +29,49 @@ std::vector<Capability> capabilities(const Features& f) {
     caps.push_back({std::move(id), std::move(name), ok, std::move(detail), std::move(effect), essential});
   };
 
+  // Inside another supervisor the kernel has user-notify but refuses a
+  // second listener: sessions run with kernel layers alone.
+  const bool nested = nested_here(f);
+  const std::string no_listener = "not used: no listener can be had here";
+  const std::string nothing_notified = "nothing is notified in sessions here";
   add("seccomp_notify", "seccomp user-notify", f.seccomp_notify,
-      f.seccomp_notify ? "SECCOMP_RET_USER_NOTIF with a listener" : "the kernel refuses a notifying filter",
+      f.seccomp_notify ? "SECCOMP_RET_USER_NOTIF with a listener"
+      : nested         ? "no listener: " + f.listener_why
+                       : "the kernel refuses a notifying filter",
       f.seccomp_notify ? "every guarded syscall is decided by the supervisor before it runs"
-                       : "cottonbox cannot supervise anything here: `cottonbox run` refuses to start",
-      true);
+      : nested ? "`cottonbox run` has no supervisor of its own here: its policy is enforced by kernel layers alone "
+                 "(read-only mounts where it may make them, refusals in its seccomp filter, Landlock), rules that "
+                 "need a supervisor are named in the session's degradations, and the outer supervisor still judges "
+                 "every call"
+               : "cottonbox cannot supervise anything here: `cottonbox run` refuses to start",
+      !nested);
   add("seccomp_sync_wakeup", "seccomp sync wake-up", f.seccomp_sync_wakeup,
       f.seccomp_sync_wakeup ? "SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP"
+      : nested              ? no_listener
                             : "no SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP (Linux 6.6)",
-      f.seccomp_sync_wakeup
-          ? "a decision costs one switch to the supervisor and back"
-          : "decisions work, with a scheduler round trip each (slower); sessions are marked degraded");
+      f.seccomp_sync_wakeup ? "a decision costs one switch to the supervisor and back"
+      : nested              ? nothing_notified
+               : "decisions work, with a scheduler round trip each (slower); sessions are marked degraded");
   add("seccomp_killable_recv", "seccomp killable wait", f.seccomp_killable_recv,
       f.seccomp_killable_recv ? "SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV"
+      : nested                ? no_listener
                               : "no SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV (Linux 5.19)",
-      f.seccomp_killable_recv
-          ? "a syscall being decided is not torn by non-fatal signals"
-          : "a signal can interrupt a syscall waiting for its decision, and the command retries it");
+      f.seccomp_killable_recv ? "a syscall being decided is not torn by non-fatal signals"
+      : nested                ? nothing_notified
+               : "a signal can interrupt a syscall waiting for its decision, and the command retries it");
 
   std::vector<std::string> offers;
   if (f.bpf_tracepoint) offers.push_back("tracepoints");
   if (f.bpf_ringbuf) offers.push_back("ringbuf");
   if (f.btf) offers.push_back("BTF");
   add("ebpf", "eBPF tracer", f.ebpf, f.ebpf ? join(offers, ", ") : f.ebpf_detail,
-      f.ebpf ? "full recording: every process, exec, exit, file, network and signal action of the session; "
-               "while a session records, every syscall on this host passes the tracer's two raw tracepoint "
-               "programs, which stop at their first tests for anything outside the session (about 0.2 µs a "
-               "syscall on the reference VM: bench/README.md)"
-             : "cottonbox runs seccomp-only (decisions, not the full record) and marks sessions degraded");
+      f.ebpf   ? "full recording: every process, exec, exit, file, network and signal action of the session; "
+                 "while a session records, every syscall on this host passes the tracer's two raw tracepoint "
+                 "programs, which stop at their first tests for anything outside the session (about 0.2 µs a "
+                 "syscall on the reference VM: bench/README.md)"
+      : nested ? "sessions started here record their processes' start and end only (the outer session records "
+                 "every call) and are marked degraded"
+               : "cottonbox runs seccomp-only (decisions, not the full record) and marks sessions degraded");
   add("btf", "kernel BTF", f.btf, f.btf ? "/sys/kernel/btf/vmlinux" : "no /sys/kernel/btf/vmlinux",
       f.btf ? "the tracer's CO-RE programs adapt to this kernel's structures"
             : "the eBPF tracer cannot load; seccomp-only");
@@ -93,15 +113,27 @@ std::vector<Capability> capabilities(const Features& f) {
   add("userns", "user namespaces", f.userns_unprivileged, f.userns_detail,
       f.userns_unprivileged ? "non-root users get the session's own pid and mount namespaces"
                             : "root is unaffected; non-root sessions run without their own pid and mount namespaces");
-  // The mount layer needs a private mount namespace: root, or a user
-  // namespace for everyone else.
-  bool mounts = f.root || f.userns_unprivileged;
+  // The mount layer needs a private mount namespace (root's, or in a user
+  // namespace for everyone else) and leave to mount in it: probed as the
+  // session makes them, since an enclosing sandbox may refuse either.
+  bool mounts = f.mountns_err == 0;
+  const char* how = f.root ? "unshare(CLONE_NEWNS)" : "unshare(CLONE_NEWUSER|CLONE_NEWNS)";
   add("mount_layer", "read-only mounts", mounts,
       mounts ? (f.root ? "private mount namespace (root)" : "private mount namespace (through a user namespace)")
-             : "no private mount namespace for this user",
-      mounts ? "a rule that denies every change to a whole tree is a read-only bind mount in the session: "
-               "no round trip, no race, io_uring included; the audit database and policies are read-only too"
-             : "every rule is enforced by the supervisor alone; sessions are marked degraded");
+             : std::string(how) + " and a mount in it: " + std::strerror(f.mountns_err) +
+                   (nested ? " (the outer session's policy decides: sys.namespace, sys.mount)" : ""),
+      mounts   ? "a rule that denies every change to a whole tree is a read-only bind mount in the session: "
+                 "no round trip, no race, io_uring included; the audit database and policies are read-only too"
+      : nested ? "rules on whole trees are not enforced by sessions started here (the outer session's rules still "
+                 "apply), and their audit database is not hidden from them; sessions are marked degraded"
+               : "every rule is enforced by the supervisor alone; sessions are marked degraded");
+  bool pidns = f.pidns_err == 0;
+  add("pid_namespace", "pid namespace", pidns,
+      pidns ? (f.root ? "unshare(CLONE_NEWPID)" : "unshare(CLONE_NEWUSER|CLONE_NEWPID)")
+            : std::string(f.root ? "unshare(CLONE_NEWPID): " : "unshare(CLONE_NEWUSER|CLONE_NEWPID): ") +
+                  std::strerror(f.pidns_err),
+      pidns ? "the session's processes live in a pid namespace of their own, and end with it"
+            : "sessions share this pid namespace; their init reaps and ends them as a subreaper");
   add("pidfd_exit_info", "pidfd exit info", f.pidfd_exit_info,
       f.pidfd_exit_info ? "PIDFD_INFO_EXIT" : "no PIDFD_INFO_EXIT (Linux 6.15)",
       f.pidfd_exit_info ? "exit statuses are read from pidfds, even after init reaped the process"
@@ -112,6 +144,7 @@ std::vector<Capability> capabilities(const Features& f) {
 
 int print_doctor(const Features& f, bool json, std::ostream& out) {
   auto caps = capabilities(f);
+  const bool nested = nested_here(f);
   bool runnable = true;
   for (const auto& c : caps)
     if (c.essential && !c.available) runnable = false;
@@ -121,7 +154,11 @@ int print_doctor(const Features& f, bool json, std::ostream& out) {
     j["kernel"] = f.kernel;
     j["root"] = f.root;
     j["runnable"] = runnable;
-    j["mode"] = !runnable ? "none" : f.ebpf ? "seccomp+ebpf" : "seccomp";
+    j["mode"] = !runnable ? "none"
+                : nested  ? (f.ebpf ? "kernel-only+ebpf" : "kernel-only")
+                : f.ebpf  ? "seccomp+ebpf"
+                          : "seccomp";
+    j["nested"] = nested;
     auto& jc = j["capabilities"];
     jc = nlohmann::ordered_json::object();
     for (const auto& c : caps)
@@ -143,9 +180,11 @@ int print_doctor(const Features& f, bool json, std::ostream& out) {
     out << " — " << c.effect << "\n";
   }
   if (!f.faked.empty()) out << "note: COTTONBOX_FAKE_MISSING=" << join(f.faked, ",") << " (test only)\n";
-  out << (runnable ? (f.ebpf ? "cottonbox runs here with seccomp and the eBPF tracer\n"
-                             : "cottonbox runs here seccomp-only (sessions marked degraded)\n")
-                   : "cottonbox cannot run here\n");
+  out << (!runnable ? "cottonbox cannot run here\n"
+          : nested  ? "cottonbox runs here without a supervisor of its own (inside another supervisor): kernel layers "
+                      "only, sessions marked degraded\n"
+          : f.ebpf  ? "cottonbox runs here with seccomp and the eBPF tracer\n"
+                    : "cottonbox runs here seccomp-only (sessions marked degraded)\n");
   return runnable ? 0 : 1;
 }
 

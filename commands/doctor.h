@@ -19,6 +19,10 @@ struct Capability {
   bool essential = false;  // cottonbox cannot run without it
 };
 
+// Inside another supervisor: the kernel has user-notify, but a listener
+// is already installed above this process (host/nesting.h).
+bool nested_here(const Features& f);
+
 // The report for `f`, in display order.
 std::vector<Capability> capabilities(const Features& f);
 

@@ -237,4 +237,16 @@ class Reader {
 // The default database: $XDG_DATA_HOME/cottonbox/audit.db (~/.local/share/...).
 std::string default_db_path();
 
+// Inside another cottonbox session the default database is hidden (an
+// empty read-only file bound over it, or refused by that session's
+// supervisor).  Sessions started there are recorded beside it instead:
+// `nested_db_path(p)` is p's directory's nested/audit.db, and the next
+// level down for a session inside that one.
+std::string nested_db_path(const std::string& path);
+// True when `path` exists and cannot be opened for writing because
+// something refuses it (EPERM, EACCES, EROFS): hidden, not merely absent.
+bool db_hidden(const std::string& path);
+// The default database, or the nested one the first hidden level leads to.
+std::string usable_default_db_path();
+
 }  // namespace cb::db

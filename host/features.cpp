@@ -1,6 +1,7 @@
 #include "host/features.h"
 
 #include <fcntl.h>
+#include <linux/bpf.h>
 #include <linux/capability.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
@@ -18,6 +19,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "host/nesting.h"
 #include "syscalls/compat.h"
 
 #ifdef COTTONBOX_HAVE_EBPF
@@ -82,6 +84,26 @@ int seccomp_probe(unsigned flags) {
   });
 }
 
+}  // namespace
+
+// The simplest bpf() call (an array map): an enclosing sandbox's refusal,
+// told apart from what the kernel lacks.
+int bpf_refused() {
+  union bpf_attr a {};
+  a.map_type = BPF_MAP_TYPE_ARRAY;
+  a.key_size = 4;
+  a.value_size = 4;
+  a.max_entries = 1;
+  long fd = syscall(SYS_bpf, BPF_MAP_CREATE, &a, sizeof a);
+  if (fd >= 0) {
+    close(static_cast<int>(fd));
+    return 0;
+  }
+  return errno == EPERM || errno == EACCES ? errno : 0;
+}
+
+namespace {
+
 bool tracefs_has(const UniqueFd& dir, const char* rel) { return dir && faccessat(dir.get(), rel, F_OK, 0) == 0; }
 
 void probe_userns(Features& f) {
@@ -96,6 +118,16 @@ void probe_userns(Features& f) {
     }
     return syscall(SYS_unshare, CLONE_NEWUSER) == 0 ? 0 : (errno & 0x7f);
   });
+  if (rc == 100) {
+    // In a user namespace that maps no `nobody` (`unshare -Ur`): what this
+    // process may make is the question then.
+    int own = in_child([]() -> int { return syscall(SYS_unshare, CLONE_NEWUSER) == 0 ? 0 : (errno & 0x7f); });
+    f.userns_unprivileged = own == 0;
+    f.userns_detail = own == 0  ? "a nested user namespace can be made (probed as this user: nobody is not mapped here)"
+                      : own > 0 ? std::string("unshare(CLONE_NEWUSER) failed: ") + std::strerror(own)
+                                : "could not be probed";
+    return;
+  }
   f.userns_unprivileged = rc == 0;
   if (rc == 0) {
     f.userns_detail = "unprivileged user namespaces allowed";
@@ -173,7 +205,10 @@ void probe_ebpf(Features& f) {
   f.ebpf_detail = "this cottonbox was built without eBPF support (COTTONBOX_WITH_EBPF=OFF)";
 #else
   if (!f.bpf_privileged)
-    f.ebpf_detail = "needs root or CAP_BPF+CAP_PERFMON";
+    f.ebpf_detail = "needs root or CAP_BPF+CAP_PERFMON in the initial user namespace";
+  else if (int e = bpf_refused(); e != 0)
+    f.ebpf_detail = std::string("bpf() is refused here (") + std::strerror(e) +
+                    "): a sandbox this runs in, such as another cottonbox session, denies it";
   else if (!f.bpf_tracepoint || !f.bpf_raw_tracepoint)
     f.ebpf_detail = "kernel lacks BPF tracepoint programs (CONFIG_BPF_EVENTS)";
   else if (!f.bpf_ringbuf)
@@ -192,6 +227,9 @@ void probe_ebpf(Features& f) {
 }  // namespace
 
 bool has_bpf_privileges() {
+  // Capabilities in a user namespace of one's own (`unshare -Ur`) do not
+  // reach the kernel's BPF.
+  if (!in_initial_user_namespace()) return false;
   if (geteuid() == 0) return true;
   __user_cap_header_struct hdr{_LINUX_CAPABILITY_VERSION_3, 0};
   __user_cap_data_struct data[2] = {};
@@ -283,6 +321,13 @@ Features probe_features() {
   f.seccomp_sync_wakeup = bits > 0 && (bits & kSyncWakeup);
   int killable = seccomp_probe(SECCOMP_FILTER_FLAG_NEW_LISTENER | SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV);
   f.seccomp_killable_recv = killable > 0 && (killable & kNotify);
+  ListenerProbe lp = probe_listener();
+  f.listener_err = lp.available ? 0 : lp.err;
+  f.listener_why = lp.why;
+  f.seccomp_filters = lp.filters_above;
+  NamespaceProbe ns = probe_namespaces(f.root);
+  f.mountns_err = ns.mount_err;
+  f.pidns_err = ns.pid_err;
 
   probe_ebpf(f);
   f.cgroup2 = find_mount("cgroup2");
@@ -321,6 +366,7 @@ Features probe_features() {
   }
   if (fake_missing("io_uring")) f.io_uring = false;
   if (fake_missing("userns")) {
+    if (!f.root) f.mountns_err = f.pidns_err = EPERM;
     f.userns_unprivileged = false;
     f.userns_detail = "disabled by COTTONBOX_FAKE_MISSING (test only)";
   }

@@ -30,6 +30,15 @@ struct Features {
   bool seccomp_notify = false;         // SECCOMP_RET_USER_NOTIF with a listener
   bool seccomp_sync_wakeup = false;    // SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP (6.6)
   bool seccomp_killable_recv = false;  // SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV (5.19)
+  // Why no listener can be had here (host/nesting.h): EBUSY inside another
+  // supervisor; 0 when one can.
+  int listener_err = 0;
+  std::string listener_why;
+  int seccomp_filters = 0;  // filters already installed on this process
+
+  // Namespaces the session makes (probed as it would make them): 0, or the errno.
+  int mountns_err = 0;
+  int pidns_err = 0;
 
   // eBPF tracer
   bool ebpf = false;            // everything below that the tracer needs
@@ -62,6 +71,10 @@ Features probe_features();
 
 // Root, CAP_SYS_ADMIN, or CAP_BPF + CAP_PERFMON in the effective set.
 bool has_bpf_privileges();
+// The errno (EPERM, EACCES) with which something this process runs under
+// (a sandbox's filter, another cottonbox session) refuses bpf() itself; 0
+// when it does not.
+int bpf_refused();
 
 // True when COTTONBOX_FAKE_MISSING names `feature` (test only).
 bool fake_missing(std::string_view feature);

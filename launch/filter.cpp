@@ -102,16 +102,20 @@ Result<FilterProgram> build_filter(const FilterSpec& s) {
     // A clause with no comparison covers the row's others: seccomp would
     // keep the broadest anyway, and libseccomp refuses some mixes.
     bool whole = false;
+    auto wanted = [&](const FilterClause& c) {
+      return c.gate != Gate::Count && (open & gate_bit(c.gate)) && (s.notify || c.errno_);
+    };
     for (const FilterClause& c : row.filter)
-      if (c.gate != Gate::Count && (open & gate_bit(c.gate)) && c.cmp[0].op == CmpOp::None) {
+      if (wanted(c) && c.cmp[0].op == CmpOp::None) {
         b.add(row.nr, c);
         whole = true;
         break;
       }
     if (whole) continue;
     for (const FilterClause& c : row.filter)
-      if (c.gate != Gate::Count && (open & gate_bit(c.gate))) b.add(row.nr, c);
+      if (wanted(c)) b.add(row.nr, c);
   }
+  for (const FilterRefusal& r : s.refusals) b.add(r.nr, FilterClause{Gate::Always, {r.cmp, {}}, r.err});
   if (b.error()) return Error{b.error(), std::string("building the seccomp filter: ") + strerror(b.error())};
 
   // Debian 12's libseccomp has no export to memory: go through a memfd.
@@ -124,6 +128,11 @@ Result<FilterProgram> build_filter(const FilterSpec& s) {
   prog.insns.resize(len / sizeof(sock_filter));
   if (pread(mfd.get(), prog.insns.data(), len, 0) != len) return Error::from_errno("reading the filter");
   return prog;
+}
+
+int install_filter_plain(const FilterProgram& prog) {
+  sock_fprog fprog{static_cast<unsigned short>(prog.insns.size()), const_cast<sock_filter*>(prog.insns.data())};
+  return static_cast<int>(syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER, 0, &fprog));
 }
 
 int install_filter_raw(const FilterProgram& prog, bool* killable) {

@@ -30,5 +30,8 @@ Result<FilterProgram> build_filter(const FilterSpec& spec);
 // without it on kernels that lack it; *killable reports which one stuck.
 // Async-signal-safe: runs in the child between fork and exec.
 int install_filter_raw(const FilterProgram& prog, bool* killable);
+// Installs `prog` without a listener (a program that notifies nothing):
+// 0, or -1 with errno.  Async-signal-safe.
+int install_filter_plain(const FilterProgram& prog);
 
 }  // namespace cb

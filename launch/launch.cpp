@@ -69,13 +69,17 @@ bool send_listener(int ctl, int listener, int killable, int abi) {
   msg.msg_control = buf;
   msg.msg_controllen = sizeof buf;
   cmsghdr* c = CMSG_FIRSTHDR(&msg);
-  c->cmsg_level = SOL_SOCKET;
-  c->cmsg_type = SCM_RIGHTS;
-  c->cmsg_len = CMSG_LEN(sizeof(int));
-  memcpy(CMSG_DATA(c), &listener, sizeof(int));
+  if (listener >= 0) {
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int));
+    memcpy(CMSG_DATA(c), &listener, sizeof(int));
+    c = CMSG_NXTHDR(&msg, c);
+  } else {
+    msg.msg_controllen = CMSG_SPACE(sizeof(ucred));
+  }
   // Credentials carry our pid, which the kernel translates into the
   // supervisor's pid namespace: that is how it learns the command's pid.
-  c = CMSG_NXTHDR(&msg, c);
   c->cmsg_level = SOL_SOCKET;
   c->cmsg_type = SCM_CREDENTIALS;
   c->cmsg_len = CMSG_LEN(sizeof(ucred));
@@ -202,13 +206,14 @@ int apply_landlock(int abi) {
   int abi = spec.landlock_abi;
   if (apply_landlock(abi)) abi = 0;  // the supervisor marks the session degraded
   bool killable = false;
-  int listener = install_filter_raw(spec.filter, &killable);
+  int listener = spec.listener ? install_filter_raw(spec.filter, &killable) : install_filter_plain(spec.filter);
   if (listener < 0) {
     send_msg(ctl, CtlType::ExecFailed, errno, 1);
     _exit(125);
   }
+  if (!spec.listener) listener = -1;
   if (!send_listener(ctl, listener, killable, abi)) _exit(125);
-  close(listener);
+  if (listener >= 0) close(listener);
   cloexec_own_fds();
   execvp(argv[0], argv);
   int e = errno;
@@ -480,7 +485,7 @@ Result<Launched> Launcher::start() {
         l.command_pid = cr.pid;
       }
     }
-    if (!l.listener) return Error{EIO, "no seccomp listener received"};
+    if (!l.listener && spec_.listener) return Error{EIO, "no seccomp listener received"};
     l.init_pid = init_pid_;
     l.killable_recv = m.a != 0;
     l.landlock_abi_applied = m.b;

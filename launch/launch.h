@@ -41,6 +41,9 @@ struct LaunchSpec {
   int landlock_abi = 0;  // 0: no Landlock
   FilterProgram filter;
   bool drop_caps = false;  // userns: the command must not keep init's capabilities
+  // The filter notifies, and its listener goes to the supervisor.  False
+  // where none can be had (host/nesting.h): the filter only refuses.
+  bool listener = true;
 };
 
 // What init reports about the mount layer.
@@ -52,7 +55,7 @@ struct MountFailure {
 struct Launched {
   pid_t init_pid = -1;     // in the supervisor's pid namespace
   pid_t command_pid = -1;  // in the supervisor's pid namespace
-  UniqueFd listener;       // seccomp user-notification listener
+  UniqueFd listener;       // seccomp user-notification listener (none: LaunchSpec::listener false)
   UniqueFd ctl;            // init's control channel (exit reports)
   UniqueFd init_pidfd;
   bool killable_recv = false;
@@ -106,7 +109,7 @@ enum class CtlType : uint32_t {
   MountFailed = 2,  // init -> supervisor: a = op index, b = errno
   Ready = 3,        // init -> supervisor: mounts done
   Go = 4,           // supervisor -> init: fork the command
-  Listener = 5,     // command -> supervisor: SCM_RIGHTS listener; a = killable, b = landlock abi
+  Listener = 5,     // command -> supervisor: SCM_RIGHTS listener (if any); a = killable, b = landlock abi
   ExecFailed = 6,   // command -> supervisor: a = errno, b = stage (0 exec, 1 setup)
   Exited = 7,       // init -> supervisor: a = wait status of the command
   Done = 8,         // init -> supervisor: no process left

@@ -3,9 +3,21 @@
 // calls reach the supervisor.  launch/filter.h builds the program from it.
 #pragma once
 
+#include <cerrno>
+#include <vector>
+
 #include "syscalls/table.h"
 
 namespace cb {
+
+// A call the filter fails in the kernel, whatever the gates.  A session
+// without a supervisor of its own (plan/kernel_only.h) refuses this way
+// what its policy denies whatever the path and the process.
+struct FilterRefusal {
+  int nr = -1;
+  ArgCmp cmp;  // CmpOp::None: every call of `nr`
+  int16_t err = EPERM;
+};
 
 struct FilterSpec {
   // Guards (io_uring_setup, mounts, namespaces, tracing, kernel facilities,
@@ -38,6 +50,10 @@ struct FilterSpec {
     return g;
   }
   bool io_uring_allowed = false;
+  // False when no listener can be had: clauses that would notify are left
+  // out, and only refusals (the table's and these) remain.
+  bool notify = true;
+  std::vector<FilterRefusal> refusals;
 };
 
 }  // namespace cb

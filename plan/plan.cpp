@@ -16,6 +16,7 @@
 #include <sstream>
 
 #include "base/paths.h"
+#include "plan/kernel_only.h"
 #include "plan/short_way.h"
 
 namespace cb {
@@ -262,7 +263,7 @@ Plan make_plan(const Policy& p, const PlanInput& in, const HostFacts& host) {
     if (host_view && trees > 0) {
       rl.layer = Enforcement::MountAndNotify;
       rl.detail = "read-only bind mount; also judged by the supervisor (a descriptor from outside reaches past it)";
-    } else if (!in.ebpf && trees > 0) {
+    } else if (!in.ebpf && in.listener && trees > 0) {
       // Without the tracer nothing would record what the mount refuses:
       // the supervisor is asked too, so every denial reaches the trail.
       rl.layer = Enforcement::MountAndNotify;
@@ -270,7 +271,7 @@ Plan make_plan(const Policy& p, const PlanInput& in, const HostFacts& host) {
     } else if (host_view && r.builtin()) {
       rl.layer = Enforcement::Notify;
       rl.detail = "decided by the supervisor (a descriptor from outside reaches past the mounts)";
-    } else if (r.kind == Builtin::SelfProtectFiles && in.mount_layer && in.ebpf) {
+    } else if (r.kind == Builtin::SelfProtectFiles && in.mount_layer && (in.ebpf || !in.listener)) {
       rl.layer = Enforcement::Mount;
       rl.detail = "the audit database and policy files are read-only in the session";
     } else if (r.kind == Builtin::SelfProtectTrail && !r.paths.empty() &&
@@ -281,7 +282,7 @@ Plan make_plan(const Policy& p, const PlanInput& in, const HostFacts& host) {
       // Nothing to refuse, so nothing to record: a read finds an empty file.
       rl.layer = Enforcement::Mount;
       rl.detail = "the audit database is hidden in the session (an empty read-only file in its place)";
-    } else if (r.kind == Builtin::SelfProtectControl && in.mount_layer && in.ebpf) {
+    } else if (r.kind == Builtin::SelfProtectControl && in.mount_layer && (in.ebpf || !in.listener)) {
       rl.layer = Enforcement::Mount;
       rl.detail = "the control socket directory is hidden in the session";
     } else if (fully_mounted && (decidable & ~by_mount & kFileMutate) == 0) {
@@ -435,6 +436,19 @@ Plan make_plan(const Policy& p, const PlanInput& in, const HostFacts& host) {
     probe.action = Action::SysIoUring;
     probe.path = "io_uring";
     f.io_uring_allowed = decide(p, probe).decision == Decision::Allow;
+  }
+  if (!in.listener) {
+    // Nothing is notified: the mounts above, and refusals in the filter.
+    KernelOnlyFilter k = in.observe ? KernelOnlyFilter{} : kernel_only_filter(p);
+    FilterSpec g;
+    g.notify = false;
+    g.io_uring_allowed = f.io_uring_allowed;
+    g.refusals = std::move(k.refusals);
+    f = std::move(g);
+    plan.kernel_carried = 0;
+    for (auto& n : k.notes) plan.notes.push_back(std::move(n));
+    if (!in.observe)
+      if (std::string w = kernel_only_unenforced(p, plan.layers, k.fixed); !w.empty()) plan.weakened.push_back(w);
   }
   return plan;
 }

@@ -52,6 +52,10 @@ struct PlanInput {
   // scope and rules say where): those calls must reach the supervisor, and
   // the kernel may not carry them out (only the supervisor can keep).
   bool keep = false;
+  // The session can have a seccomp listener.  Without one (inside another
+  // supervisor: host/nesting.h) nothing is decided as it happens, and the
+  // policy is enforced by kernel layers alone (plan/kernel_only.h).
+  bool listener = true;
 };
 
 // Where a deny or ask rule is enforced.

@@ -20,8 +20,10 @@
 #include "ask/gui_client.h"
 #include "db/store.h"
 #include "host/features.h"
+#include "host/nesting.h"
 #include "keep/keeper.h"
 #include "launch/launch.h"
+#include "plan/kernel_only.h"
 #include "plan/plan.h"
 #include "supervisor/supervisor.h"
 #include "trace/core_btf.h"
@@ -204,9 +206,21 @@ int run_session(const RunOptions& o) {
   for (int s : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGCHLD}) sigaddset(&sigs, s);
   pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
 
+  // Inside another supervisor no listener can be had: the session then has
+  // kernel layers alone (plan/kernel_only.h).
+  const ListenerProbe listener = probe_listener();
+  const bool kernel_only = !listener.available;
+
   std::vector<std::string> files = o.policies.empty() ? default_policy_files() : o.policies;
   for (auto& f : files) f = absolute(f);
   std::string db_path = absolute(o.db.empty() ? db::default_db_path() : o.db);
+  if (o.db.empty())
+    if (std::string usable = absolute(db::usable_default_db_path()); usable != db_path) {
+      if (!o.quiet)
+        std::cerr << "cottonbox: the audit database " << db_path
+                  << " is hidden here (this runs inside another cottonbox session); recording into " << usable << "\n";
+      db_path = usable;
+    }
 
   // The database and its companions exist before the mounts are planned, so
   // that the session cannot touch them.  A rollback journal made next to the
@@ -233,7 +247,9 @@ int run_session(const RunOptions& o) {
     } else if (!EbpfTracer::built_in()) {
       ebpf_missing = "no eBPF tracer: this cottonbox was built without it";
     } else if (!has_bpf_privileges()) {
-      ebpf_missing = "no eBPF tracer: it needs root or CAP_BPF+CAP_PERFMON";
+      ebpf_missing = "no eBPF tracer: it needs root or CAP_BPF+CAP_PERFMON in the initial user namespace";
+    } else if (int e = bpf_refused(); e != 0) {
+      ebpf_missing = std::string("no eBPF tracer: bpf() is refused here (") + strerror(e) + ")";
     } else {
       // Loaded before anything is planned: what the supervisor must see
       // depends on whether the tracer records the rest.
@@ -249,6 +265,8 @@ int run_session(const RunOptions& o) {
     return std::nullopt;
   };
   if (!policy) return 125;
+  // Nothing can hold a call while someone answers.
+  const std::vector<std::string> asks_denied = kernel_only ? asks_become_denials(*policy) : std::vector<std::string>{};
   bool root = getuid() == 0;
   std::string runtime = getenv_or("XDG_RUNTIME_DIR", "");
   std::vector<std::string> hidden;
@@ -269,7 +287,9 @@ int run_session(const RunOptions& o) {
   // undo needs is out of the agent's reach.
   std::string keep_dir;
   std::string no_keep_why;
-  if (!o.no_keep && !o.observe) {
+  if (kernel_only && !o.no_keep && !o.observe) {
+    no_keep_why = "nothing is kept for undo: keeping needs a supervisor of the session's own";
+  } else if (!o.no_keep && !o.observe) {
     std::string dir = keep::Store::dir_beside(db_path);
     if (auto store = keep::Store::open(dir, true)) {
       keep_dir = dir;
@@ -309,6 +329,7 @@ int run_session(const RunOptions& o) {
   pin.observe = o.observe;
   pin.keep = !keep_dir.empty();
   pin.inherited = inherited_files();
+  pin.listener = !kernel_only;
   int abi = fake_missing("landlock") ? 0 : landlock_abi();
   char cwd[PATH_MAX];
   std::string cwd_s = getcwd(cwd, sizeof cwd) ? cwd : "";
@@ -316,49 +337,71 @@ int run_session(const RunOptions& o) {
   // What the session's start says once the session has a row: degradations,
   // and whether the terminal hears of them too.
   std::vector<std::pair<std::string, bool>> launch_notes;
+  std::string launch_error;  // why the last attempt to make the session ready failed
 
-  auto launch = [&](bool mount_layer, std::vector<MountFailure>* fails) -> std::pair<Plan, std::unique_ptr<Launcher>> {
+  auto launch = [&](bool mount_layer, bool pidns,
+                    std::vector<MountFailure>* fails) -> std::pair<Plan, std::unique_ptr<Launcher>> {
     pin.mount_layer = mount_layer;
-    pin.signals_scoped = mount_layer || root || abi >= 6;
+    pin.signals_scoped = (pidns && (mount_layer || root)) || abi >= 6;
     Plan plan = make_plan(*policy, pin);
     auto filter = build_filter(plan.filter);
     if (!filter) {
-      std::cerr << "cottonbox: " << filter.error().message << "\n";
+      launch_error = filter.error().message;
       return {std::move(plan), nullptr};
     }
     LaunchSpec spec;
     spec.argv = o.command;
     spec.cwd = cwd_s;
     spec.new_mountns = mount_layer;
-    spec.new_pidns = mount_layer || root;
+    spec.new_pidns = pidns && (mount_layer || root);
     spec.new_userns = mount_layer && !root;
     spec.drop_caps = spec.new_userns;
     spec.mounts = mount_layer ? plan.mounts : std::vector<MountOp>{};
     spec.landlock_abi = abi;
     spec.filter = std::move(*filter);
+    spec.listener = !kernel_only;
     auto l = std::make_unique<Launcher>(std::move(spec));
     auto r = l->prepare(fails);
-    if (!r) return {std::move(plan), nullptr};
+    if (!r) {
+      launch_error = r.error().message;
+      return {std::move(plan), nullptr};
+    }
     return {std::move(plan), std::move(l)};
   };
   // The plan, and the session's processes made ready to start, for a
   // session with or without the tracer.
   auto make_ready = [&](bool ebpf) -> std::pair<Plan, std::unique_ptr<Launcher>> {
     pin.ebpf = ebpf;
-    pin.ebpf_only = !want_seccomp && ebpf;
+    pin.ebpf_only = !want_seccomp && ebpf && !kernel_only;
     launch_notes.clear();
     std::vector<MountFailure> fails;
     bool try_mounts = !(fake_missing("userns") && !root) && !fake_missing("mountns");
-    auto [plan, launcher] = try_mounts ? launch(true, &fails) : std::make_pair(Plan{}, std::unique_ptr<Launcher>());
+    auto [plan, launcher] =
+        try_mounts ? launch(true, true, &fails) : std::make_pair(Plan{}, std::unique_ptr<Launcher>());
     if (!launcher) {
       std::string why = "no private mount namespace";
       if (!fails.empty() && fails.front().op < plan.mounts.size())
         why += " (" + plan.mounts[fails.front().op].path + ": " + strerror(fails.front().err) + ")";
       else if (!fails.empty())
         why += std::string(" (") + strerror(fails.front().err) + ")";
-      launch_notes.emplace_back(why + ": read-only trees are enforced by the supervisor alone", true);
+      else if (try_mounts && !launch_error.empty())
+        why += " (" + launch_error + ")";
+      // Without a supervisor, the rules the mounts would have enforced are
+      // named with the others the session cannot enforce (plan.weakened).
+      launch_notes.emplace_back(kernel_only ? why : why + ": read-only trees are enforced by the supervisor alone",
+                                true);
       fails.clear();
-      std::tie(plan, launcher) = launch(false, &fails);
+      std::tie(plan, launcher) = launch(false, true, &fails);
+    }
+    if (!launcher && root) {
+      // An enclosing sandbox may refuse a pid namespace too (another
+      // session's policy, a container's filter): init is then a subreaper
+      // in the namespace cottonbox was started in.
+      launch_notes.emplace_back("no pid namespace (" + launch_error +
+                                    "): the session's processes share the pid namespace cottonbox was started in",
+                                true);
+      fails.clear();
+      std::tie(plan, launcher) = launch(false, false, &fails);
     }
     for (auto& f : fails)
       if (f.op < plan.mounts.size() && plan.mounts[f.op].kind != MountKind::Proc)
@@ -404,7 +447,9 @@ int run_session(const RunOptions& o) {
   ss.policy = PolicySnapshot{policy->sources, policy->vars, sp.protected_files, sp.protected_dirs};
   ss.started_ns = realtime_ns();
   ss.observe = o.observe;
-  ss.tracer = ebpf_possible ? (want_seccomp ? "seccomp,ebpf" : "ebpf") : "seccomp";
+  ss.tracer = kernel_only     ? (ebpf_possible ? "ebpf" : "none")
+              : ebpf_possible ? (want_seccomp ? "seccomp,ebpf" : "ebpf")
+                              : "seccomp";
   ss.ask_mode = o.ask == AskMode::Gui     ? "gui"
                 : o.ask == AskMode::Tty   ? "tty"
                 : o.ask == AskMode::Deny  ? "deny"
@@ -435,8 +480,12 @@ int run_session(const RunOptions& o) {
     if (!o.quiet) std::cerr << "cottonbox: degraded: " << why << "\n";
   };
 
-  if (!ebpf_missing.empty())
+  if (kernel_only) {
+    for (const auto& why : kernel_only_degradations(listener.why, asks_denied, ebpf_possible, ebpf_missing))
+      degrade(why);
+  } else if (!ebpf_missing.empty()) {
     degrade(ebpf_missing + "; running seccomp-only (actions no rule decides are not recorded)");
+  }
   // The session's keeper, finished on every way out: its journal says what
   // the session left, and the store is made durable.
   struct KeeperOwner {
@@ -465,7 +514,8 @@ int run_session(const RunOptions& o) {
   };
   if (!launcher) {
     say_launch_notes();
-    std::cerr << "cottonbox: cannot start the command under supervision\n";
+    std::cerr << "cottonbox: cannot start the command under supervision"
+              << (launch_error.empty() ? "" : ": " + launch_error) << "\n";
     return 125;
   }
   say_launch_notes();

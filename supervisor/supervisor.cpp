@@ -20,12 +20,14 @@
 
 #include <deque>
 #include <mutex>
+#include <optional>
 #include <tuple>
 
 #include "base/paths.h"
 #include "notify/listener.h"
 #include "procs/procs.h"
 #include "supervisor/notify_path.h"
+#include "supervisor/proc_scan.h"
 #include "supervisor/recorder.h"
 #include "supervisor/trace_merge.h"
 #include "trace/ebpf.h"
@@ -66,6 +68,10 @@ struct Supervisor::Impl {
   std::mutex answers_mu;
   std::deque<std::tuple<uint64_t, AskAnswer, std::string, std::string>> answers;
 
+  // Neither notifications nor the tracer: the tree is looked at instead.
+  std::optional<ProcScan> scan;
+  int64_t last_scan_ns = 0;
+
   // The tracer's ring.
   int64_t last_drain_ns = 0;
   bool trace_backlog = false;  // the last drain stopped at its budget
@@ -97,8 +103,12 @@ struct Supervisor::Impl {
     // This thread's umask and cwd become its own, so emulated creations can
     // take the target's umask without touching other threads.
     unshare(CLONE_FS);
-    if (!listener.set_sync_wakeup()) rec.degraded("no SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP: slower notifications");
-    if (!launched.killable_recv)
+    // No listener (a session without a supervisor of its own: plan/kernel_only.h):
+    // nothing is notified, and nothing is slower for it.
+    bool listens = listener.fd() >= 0;
+    if (listens && !listener.set_sync_wakeup())
+      rec.degraded("no SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP: slower notifications");
+    if (listens && !launched.killable_recv)
       rec.degraded("no SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV: a signal can interrupt a decided syscall");
     sigset_t set;
     sigemptyset(&set);
@@ -146,6 +156,14 @@ struct Supervisor::Impl {
       rec.process_exit(x);
       if (sig == SIGSYS) notify.foreign_abi_denied(e, x.ended_ns);
     };
+    if (!listens && !opts.tracer) {
+      scan.emplace(procs, launched.init_pid);
+      ProcScan::await_exec(launched.command_pid);
+      scan->scan();
+      last_scan_ns = realtime_ns();
+      rec.degraded("the process tree is recorded by looking every " + std::to_string(ProcScan::kIntervalMs) +
+                   " ms: processes that start and end between two looks are not");
+    }
     if (opts.asker) {
       opts.asker->answer = [this](uint64_t id, AskAnswer a, const std::string& by, const std::string& rule) {
         {
@@ -290,9 +308,13 @@ struct Supervisor::Impl {
     setup();
     epoll_event evs[64];
     bool exits_pending = false;
-    bool listening = true;
+    bool listening = listener.fd() >= 0;
     while (!init_done) {
-      int timeout = trace_backlog ? 0 : exits_pending ? 20 : opts.tracer ? kTraceDrainMs : -1;
+      int timeout = trace_backlog      ? 0
+                    : exits_pending    ? 20
+                    : opts.tracer      ? kTraceDrainMs
+                    : scan.has_value() ? ProcScan::kIntervalMs
+                                       : -1;
       // The listener is waited on with poll(2), beside the epoll set, not in
       // it: the kernel's sync wake-up (SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP)
       // reaches a poll(2) waiter, which then runs on the notifying thread's
@@ -302,6 +324,10 @@ struct Supervisor::Impl {
       int pn = poll(pf, 2, timeout);
       exits_pending = procs.poll_exits(false);
       if (opts.tracer) drain_trace(false);
+      if (scan && realtime_ns() - last_scan_ns >= int64_t(ProcScan::kIntervalMs) * 1000000) {
+        scan->scan();
+        last_scan_ns = realtime_ns();
+      }
       if (pn < 0) {
         if (errno == EINTR) continue;
         break;

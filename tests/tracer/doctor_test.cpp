@@ -2,6 +2,8 @@
 // and each says what cottonbox does without it.
 #include <gtest/gtest.h>
 
+#include <cerrno>
+
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <sstream>
@@ -23,6 +25,7 @@ const std::vector<std::string> kIds = {"seccomp_notify",
                                        "io_uring",
                                        "userns",
                                        "mount_layer",
+                                       "pid_namespace",
                                        "pidfd_exit_info"};
 
 Features everything() {
@@ -50,6 +53,22 @@ Features nothing() {
   f.ebpf_detail = "needs root or CAP_BPF+CAP_PERFMON";
   f.landlock_detail = "not built into this kernel";
   f.userns_detail = "disabled by kernel.unprivileged_userns_clone=0";
+  f.mountns_err = f.pidns_err = EPERM;
+  return f;
+}
+
+// Inside another cottonbox session: the kernel has user-notify, but the
+// outer supervisor holds the one listener, and its policy refuses mount
+// namespaces.
+Features nested() {
+  Features f = everything();
+  f.seccomp_notify = f.seccomp_sync_wakeup = f.seccomp_killable_recv = false;
+  f.listener_err = EBUSY;
+  f.listener_why = "a seccomp filter above this process already has a listener";
+  f.seccomp_filters = 1;
+  f.ebpf = false;
+  f.ebpf_detail = "bpf() is refused here (Operation not permitted)";
+  f.mountns_err = EPERM;
   return f;
 }
 
@@ -132,6 +151,32 @@ TEST(Doctor, JsonIsOneObjectWithEveryCapability) {
     }
     EXPECT_EQ(j["capabilities"]["ebpf"]["available"], f.ebpf);
   }
+}
+
+TEST(Doctor, InsideAnotherSessionItRunsWithKernelLayersAndSaysWhy) {
+  std::ostringstream text, json;
+  EXPECT_EQ(print_doctor(nested(), false, text), 0) << "runnable: the outer supervisor is no reason to refuse";
+  EXPECT_EQ(line_of(text.str(), "seccomp user-notify")
+                .rfind("seccomp user-notify: unavailable: no listener: a seccomp filter above this process already "
+                       "has a listener — `cottonbox run` has no supervisor of its own here",
+                       0),
+            0u)
+      << text.str();
+  EXPECT_NE(line_of(text.str(), "seccomp sync wake-up").find("no listener can be had here"), std::string::npos);
+  EXPECT_NE(line_of(text.str(), "read-only mounts").find("Operation not permitted (the outer session's policy"),
+            std::string::npos)
+      << text.str();
+  EXPECT_NE(text.str().find("without a supervisor of its own (inside another supervisor)"), std::string::npos);
+  print_doctor(nested(), true, json);
+  auto j = nlohmann::json::parse(json.str());
+  EXPECT_EQ(j["runnable"], true);
+  EXPECT_EQ(j["nested"], true);
+  EXPECT_EQ(j["mode"], "kernel-only");
+  // Without user-notify at all (not EBUSY), cottonbox cannot run.
+  Features none = nested();
+  none.listener_err = EINVAL;
+  std::ostringstream out;
+  EXPECT_EQ(print_doctor(none, false, out), 1);
 }
 
 TEST(Doctor, IoUringStates) {

@@ -55,12 +55,19 @@ TEST(Features, ProbeIsSane) {
   EXPECT_EQ(f.ebpf, f.ebpf_detail.empty()) << f.ebpf_detail;
   if (!f.root && !has_bpf_privileges()) {
     EXPECT_FALSE(f.ebpf);
-    EXPECT_EQ(f.ebpf_detail, "needs root or CAP_BPF+CAP_PERFMON");
+    EXPECT_EQ(f.ebpf_detail, "needs root or CAP_BPF+CAP_PERFMON in the initial user namespace");
   }
   if (f.landlock_abi == 0) {
     EXPECT_FALSE(f.landlock_detail.empty());
   }
   EXPECT_FALSE(f.userns_detail.empty());
+  // Outside any sandbox a listener can be had, and root can make the
+  // session's namespaces.
+  if (f.seccomp_filters == 0) EXPECT_EQ(f.listener_err, 0);
+  if (f.root && f.seccomp_filters == 0) {
+    EXPECT_EQ(f.mountns_err, 0) << strerror(f.mountns_err);
+    EXPECT_EQ(f.pidns_err, 0) << strerror(f.pidns_err);
+  }
   EXPECT_GE(f.io_uring_disabled, -1);
   EXPECT_LE(f.io_uring_disabled, 2);
 }

@@ -1,0 +1,232 @@
+// A session without a supervisor of its own (plan/kernel_only.h): which
+// decisions the filter can make alone, the refusals it gets, and what the
+// plan says it cannot enforce.  Pure: hand-written policies and host facts.
+#include "plan/kernel_only.h"
+
+#include <gtest/gtest.h>
+#include <sched.h>
+#include <sys/syscall.h>
+
+#include <algorithm>
+#include <string>
+
+#include "plan/plan.h"
+#include "policy/policy.h"
+
+namespace cb {
+namespace {
+
+Policy load(const std::string& text, bool guards = true) {
+  LoadOptions o;
+  o.vars = {{"CWD", "/home/u/p"}, {"HOME", "/home/u"}};
+  o.add_guards = guards;
+  o.resolve_identities = false;
+  auto r = load_policy_text({{"p.yaml", text}}, o);
+  EXPECT_TRUE(r.policy) << (r.errors.empty() ? "" : format_diagnostic(r.errors[0]));
+  return r.policy ? std::move(*r.policy) : Policy{};
+}
+
+const char* const kAllowAll = "version: 1\ndefault: allow\n";
+
+std::vector<FilterRefusal> refusals_of(const KernelOnlyFilter& k, int nr) {
+  std::vector<FilterRefusal> out;
+  for (const auto& r : k.refusals)
+    if (r.nr == nr) out.push_back(r);
+  return out;
+}
+
+std::optional<Decision> ns(const Policy& p, const std::string& kinds) {
+  return fixed_decision(p, Action::SysNamespace, &kinds);
+}
+
+TEST(KernelOnly, TheGuardsAreDecisionsTheFilterCanMakeAlone) {
+  Policy p = load(kAllowAll);
+  EXPECT_EQ(fixed_decision(p, Action::SysMount, nullptr), Decision::Deny);
+  EXPECT_EQ(fixed_decision(p, Action::ProcTrace, nullptr), Decision::Deny);
+  std::string bpf = "bpf";
+  EXPECT_EQ(fixed_decision(p, Action::SysKernel, &bpf), Decision::Deny);
+  // A bare user namespace is allowed by a built-in; any other kind is not.
+  EXPECT_EQ(ns(p, "user"), Decision::Allow);
+  EXPECT_EQ(ns(p, "mnt,user"), Decision::Deny);
+  EXPECT_EQ(ns(p, "pid"), Decision::Deny);
+}
+
+TEST(KernelOnly, AConditionOnThePathIsEvaluatedAndAnyOtherIsNot) {
+  Policy by_path = load(R"(version: 1
+rules:
+  - {id: ns, action: sys.namespace, when: 'path != "net"', decision: allow}
+)");
+  EXPECT_EQ(ns(by_path, "mnt"), Decision::Allow);
+  EXPECT_EQ(ns(by_path, "net"), Decision::Deny);  // the guard after it
+  Policy by_process = load(R"(version: 1
+rules:
+  - {id: ns, action: sys.namespace, when: 'proc.name == "bwrap"', decision: allow}
+)");
+  EXPECT_EQ(ns(by_process, "mnt"), std::nullopt);
+  Policy by_identity = load(R"(version: 1
+rules:
+  - {id: m, action: sys.mount, process: [bwrap], decision: allow}
+)");
+  EXPECT_EQ(fixed_decision(by_identity, Action::SysMount, nullptr), std::nullopt);
+  // A mount point is a path the filter cannot read.
+  Policy by_mount_point = load(R"(version: 1
+rules:
+  - {id: m, action: sys.mount, path: ["/tmp/**"], decision: allow}
+)");
+  EXPECT_EQ(fixed_decision(by_mount_point, Action::SysMount, nullptr), std::nullopt);
+}
+
+TEST(KernelOnly, TheGuardsBecomeRefusalsOfTheirCalls) {
+  Policy p = load(kAllowAll);
+  KernelOnlyFilter k = kernel_only_filter(p);
+  EXPECT_EQ(k.fixed, bit(Action::SysMount) | bit(Action::SysKernel) | bit(Action::ProcTrace) | bit(Action::SysIoUring) |
+                         bit(Action::SysNamespace));
+  for (int nr : {SYS_mount, SYS_umount2, SYS_pivot_root, SYS_move_mount, SYS_open_tree, SYS_bpf, SYS_ptrace,
+                 SYS_init_module, SYS_setns}) {
+    auto r = refusals_of(k, nr);
+    ASSERT_EQ(r.size(), 1u) << nr;
+    EXPECT_EQ(r[0].cmp.op, CmpOp::None) << nr;
+    EXPECT_EQ(r[0].err, EPERM) << nr;
+  }
+  auto uring = refusals_of(k, SYS_io_uring_setup);
+  ASSERT_EQ(uring.size(), 1u);
+  EXPECT_EQ(uring[0].err, ENOSYS);
+  // Every kind but a bare user namespace: one test of the flags.
+  for (int nr : {SYS_unshare, SYS_clone}) {
+    auto r = refusals_of(k, nr);
+    ASSERT_EQ(r.size(), 1u) << nr;
+    EXPECT_EQ(r[0].cmp.op, CmpOp::AnyBit);
+    EXPECT_EQ(r[0].cmp.arg, 0);
+    EXPECT_EQ(r[0].cmp.mask, uint64_t(CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWPID | CLONE_NEWNET |
+                                      CLONE_NEWCGROUP | CLONE_NEWTIME));
+    EXPECT_EQ(r[0].err, EPERM);
+  }
+}
+
+TEST(KernelOnly, WhatThePolicyAllowsIsNotRefused) {
+  Policy p = load(R"(version: 1
+rules:
+  - {id: ns, action: sys.namespace, decision: allow}
+  - {id: m, action: sys.mount, decision: allow}
+)");
+  KernelOnlyFilter k = kernel_only_filter(p);
+  EXPECT_TRUE(refusals_of(k, SYS_mount).empty());
+  EXPECT_TRUE(refusals_of(k, SYS_unshare).empty());
+  EXPECT_TRUE(refusals_of(k, SYS_setns).empty());
+  EXPECT_TRUE(k.fixed & bit(Action::SysMount));
+  EXPECT_TRUE(k.fixed & bit(Action::SysNamespace));
+  EXPECT_EQ(refusals_of(k, SYS_bpf).size(), 1u);
+}
+
+TEST(KernelOnly, CombinationsOfKindsAreRefusedOneByOneWhenNoKindDecidesAlone) {
+  // Only a mount namespace inside a user namespace: neither kind alone.
+  Policy p = load(R"(version: 1
+rules:
+  - {id: ns, action: sys.namespace, path: ["mnt,user"], decision: allow}
+)");
+  KernelOnlyFilter k = kernel_only_filter(p);
+  auto r = refusals_of(k, SYS_unshare);
+  // Every non-empty combination but that one and a bare user namespace
+  // (the built-in allows it).
+  ASSERT_EQ(r.size(), 253u);
+  for (const auto& f : r) {
+    EXPECT_EQ(f.cmp.op, CmpOp::MaskedEq);
+    EXPECT_NE(f.cmp.value, uint64_t(CLONE_NEWNS | CLONE_NEWUSER));
+    EXPECT_NE(f.cmp.value, uint64_t(CLONE_NEWUSER));
+  }
+}
+
+TEST(KernelOnly, APolicyThatLooksAtTheProcessLeavesTheFacilityToTheOuterSupervisor) {
+  Policy p = load(R"(version: 1
+rules:
+  - {id: m, action: sys.mount, process: [bwrap], decision: allow}
+)");
+  KernelOnlyFilter k = kernel_only_filter(p);
+  EXPECT_FALSE(k.fixed & bit(Action::SysMount));
+  EXPECT_TRUE(refusals_of(k, SYS_mount).empty());
+}
+
+TEST(KernelOnly, AsksBecomeDenials) {
+  Policy p = load(R"(version: 1
+default: ask
+rules:
+  - {id: a, action: file.delete, path: ["/srv/**"], decision: ask}
+  - {id: b, action: file.write, path: ["/srv/**"], decision: allow}
+)");
+  auto ids = asks_become_denials(p);
+  EXPECT_EQ(ids, (std::vector<std::string>{"a", "(default)"}));
+  EXPECT_EQ(p.default_decision, Decision::Deny);
+  for (const Rule& r : p.rules) EXPECT_NE(r.decision, Decision::Ask) << r.id;
+}
+
+TEST(KernelOnly, APlanWithoutAListenerNotifiesNothingAndNamesWhatItCannotEnforce) {
+  Policy p = load(R"(version: 1
+default: allow
+rules:
+  - id: protect
+    action: [file.delete, file.rename, file.truncate, file.write, file.attr]
+    path: ["/srv/fixture/**"]
+    decision: deny
+  - {id: by-tar, action: file.delete, path: ["/srv/other/**"], process: [tar], decision: deny}
+  - {id: no-connect, action: net.connect, path: ["unix:/run/x"], decision: deny}
+)");
+  HostFacts h;
+  h.paths["/srv/fixture"] = {true, true};
+  PlanInput in;
+  in.mount_layer = true;
+  in.listener = false;
+  Plan plan = make_plan(p, in, h);
+  EXPECT_FALSE(plan.filter.notify);
+  EXPECT_FALSE(plan.filter.refusals.empty());
+  EXPECT_EQ(plan.kernel_carried, 0u);
+  // The tree is the mount's alone: no supervisor to record its refusals
+  // changes nothing about how it is enforced.
+  auto protect = std::find_if(plan.layers.begin(), plan.layers.end(), [](auto& l) { return l.rule_id == "protect"; });
+  ASSERT_NE(protect, plan.layers.end());
+  EXPECT_EQ(protect->layer, Enforcement::Mount);
+  ASSERT_EQ(plan.weakened.size(), 1u);
+  const std::string& w = plan.weakened[0];
+  EXPECT_NE(w.find("not enforced by this session"), std::string::npos) << w;
+  EXPECT_NE(w.find("by-tar"), std::string::npos) << w;
+  EXPECT_NE(w.find("no-connect"), std::string::npos) << w;
+  EXPECT_EQ(w.find("protect,"), std::string::npos) << w;
+  EXPECT_EQ(w.find("guard"), std::string::npos) << w;  // the filter refuses what the guards deny
+
+  // Without the mount layer the tree is named too.
+  in.mount_layer = false;
+  Plan bare = make_plan(p, in, h);
+  ASSERT_EQ(bare.weakened.size(), 1u);
+  EXPECT_NE(bare.weakened[0].find("protect"), std::string::npos) << bare.weakened[0];
+
+  // With a listener nothing changes from before.
+  in.listener = true;
+  in.mount_layer = true;
+  Plan usual = make_plan(p, in, h);
+  EXPECT_TRUE(usual.filter.notify);
+  EXPECT_TRUE(usual.filter.refusals.empty());
+  EXPECT_TRUE(usual.weakened.empty());
+}
+
+TEST(KernelOnly, ObservingRefusesNothing) {
+  Policy p = load(kAllowAll);
+  PlanInput in;
+  in.listener = false;
+  in.observe = true;
+  Plan plan = make_plan(p, in, HostFacts{});
+  EXPECT_FALSE(plan.filter.notify);
+  EXPECT_TRUE(plan.filter.refusals.empty());
+}
+
+TEST(KernelOnly, TheSessionSaysWhyAndWhatRecordsIt) {
+  auto without = kernel_only_degradations("EBUSY here", {"mass-delete"}, false, "no eBPF tracer: bpf() is refused");
+  ASSERT_EQ(without.size(), 3u);
+  EXPECT_EQ(without[0].rfind("no supervisor of its own: EBUSY here. ", 0), 0u) << without[0];
+  EXPECT_NE(without[1].find(": mass-delete"), std::string::npos) << without[1];
+  EXPECT_NE(without[2].find("not recorded (no eBPF tracer: bpf() is refused)"), std::string::npos) << without[2];
+  auto with = kernel_only_degradations("EBUSY here", {}, true, "");
+  ASSERT_EQ(with.size(), 2u);
+  EXPECT_NE(with[1].find("the outer supervisor carries out itself"), std::string::npos) << with[1];
+}
+
+}  // namespace
+}  // namespace cb
