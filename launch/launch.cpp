@@ -252,8 +252,6 @@ void kill_session(bool pidns) {
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   CtlMsg m{};
   if (!recv_msg(ctl, &m) || m.type != CtlType::Mapped) _exit(1);  // supervisor gone
-  // Not dumpable: the session's processes cannot open init's memory or fds.
-  prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
   prctl(PR_SET_NAME, "cottonbox-init", 0, 0, 0);
   bool pidns = raw_getpid() == 1;
   if (!pidns) prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
@@ -273,6 +271,10 @@ void kill_session(bool pidns) {
     }
     if (fatal) _exit(1);
   }
+  // Not dumpable: the session's processes cannot open init's memory or fds.
+  // Only now: a supervisor above (this session inside another) judges the
+  // mounts above through init's fds, which it opens as the same user.
+  prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
   // The cwd was resolved before the mounts: enter it again so that it sits
   // on the read-only mounts too.
   if (!spec.cwd.empty() && chdir(spec.cwd.c_str())) {
@@ -417,10 +419,29 @@ Result<Ok> Launcher::prepare(std::vector<MountFailure>* failures) {
 
   if (spec_.new_userns) {
     // The command keeps its own ids inside: uid and gid map to themselves.
+    // Written by a single-threaded child: inside another cottonbox session
+    // the outer supervisor lets the kernel open id maps only for a caller
+    // no other thread can change the arguments of (notify/fixed_args.h).
     std::string base = "/proc/" + std::to_string(init_pid_);
-    if (!write_file(base + "/uid_map", std::to_string(uid) + " " + std::to_string(uid) + " 1\n") ||
-        !write_file(base + "/setgroups", "deny\n") ||
-        !write_file(base + "/gid_map", std::to_string(gid) + " " + std::to_string(gid) + " 1\n")) {
+    const std::string files[3] = {base + "/uid_map", base + "/setgroups", base + "/gid_map"};
+    const std::string texts[3] = {std::to_string(uid) + " " + std::to_string(uid) + " 1\n", "deny\n",
+                                  std::to_string(gid) + " " + std::to_string(gid) + " 1\n"};
+    int err = 0;
+    pid_t writer = fork();
+    if (writer == 0) {
+      for (int i = 0; i < 3; ++i)
+        if (!write_file(files[i], texts[i])) _exit(errno ? errno : EIO);
+      _exit(0);
+    }
+    int status = 0;
+    if (writer < 0)
+      err = errno;
+    else if (waitpid(writer, &status, 0) != writer || !WIFEXITED(status))
+      err = EIO;
+    else
+      err = WEXITSTATUS(status);
+    if (err) {
+      errno = err;
       Error e = Error::from_errno("writing the user namespace id maps");
       kill_all();
       return e;

@@ -37,23 +37,36 @@ bool own_file_system(const std::string& type) {
 }
 
 struct Place {
+  std::string name;  // the host's name of the object
   MountEntry mount;
   std::string fs_path;  // where the object lies in its file system
   bool session_ns = false;
 };
 
-Result<Place> place_at(PathContext& ctx, int dirfd, const std::string& path, bool follow) {
+// The object a (dirfd, path) pair names; an empty path (AT_EMPTY_PATH and
+// its kin) names the dirfd's own object.
+Result<Place> place_at(const Call& call, PathContext& ctx, const ClassifyEnv& env, int dirfd, const std::string& path,
+                       bool follow) {
   MountMap* mounts = ctx.mounts();
   if (!mounts) return Error{EPERM, "no mount map"};
-  auto r = resolve_path(ctx, dirfd, path, follow ? Follow::Final : Follow::NoFinal);
-  if (!r) return r.error();
-  if (!r->exists) return Error{ENOENT, "no such file"};
-  UniqueFd obj = r->object ? std::move(r->object)
-                           : UniqueFd(openat(r->parent.get(), r->name.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
-  if (!obj) return Error::from_errno(r->name);
+  UniqueFd obj;
+  if (path.empty()) {
+    auto f = target_fd_object(call, dirfd, false, env);
+    if (!f) return f.error();
+    obj = std::move(*f);
+  } else {
+    auto r = resolve_path(ctx, dirfd, path, follow ? Follow::Final : Follow::NoFinal);
+    if (!r) return r.error();
+    if (!r->exists) return Error{ENOENT, "no such file"};
+    obj = r->object ? std::move(r->object)
+                    : UniqueFd(openat(r->parent.get(), r->name.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
+    if (!obj) return Error::from_errno(r->name);
+  }
   auto m = mounts->mount_of(obj.get(), ctx.tid());
   if (!m) return m.error();
   Place p;
+  auto name = ctx.name_of(obj.get());
+  p.name = name ? *name : path;
   p.session_ns = mounts->in_session_ns(m->id);
   char link[64], buf[4096];
   snprintf(link, sizeof link, "/proc/self/fd/%d", obj.get());
@@ -101,7 +114,7 @@ Classified classify_mount(const Call& call, const Syscall& row, PathContext& ctx
   auto place = [&](int dirfd, int argi, bool follow) -> Result<Place> {
     auto p = str(argi);
     if (!p) return p.error();
-    return place_at(ctx, dirfd, *p, follow);
+    return place_at(call, ctx, env, dirfd, *p, follow);
   };
   std::string what, breaks;
   uint64_t flags = 0;
@@ -110,8 +123,7 @@ Classified classify_mount(const Call& call, const Syscall& row, PathContext& ctx
       flags = call.args[3];
       auto target = place(AT_FDCWD, 1, true);
       if (!target) return fail(target.error().err);
-      what = call.args[1] ? *read_path(call, 1) : std::string();
-      if (auto h = resolve_path(ctx, AT_FDCWD, what, Follow::Final)) what = h->path;
+      what = target->name;
       bool propagation_only = (flags & kPropagation) && !(flags & (MS_BIND | MS_MOVE | MS_REMOUNT));
       if (propagation_only) break;
       if (target->session_ns) {
@@ -146,7 +158,7 @@ Classified classify_mount(const Call& call, const Syscall& row, PathContext& ctx
       flags = call.args[1];
       auto target = place(AT_FDCWD, 0, !(flags & UMOUNT_NOFOLLOW));
       if (!target) return fail(target.error().err);
-      what = *read_path(call, 0);
+      what = target->name;
       if (target->session_ns)
         breaks = kOwnNs;
       else if (mounts->is_layer(target->mount))
@@ -156,7 +168,7 @@ Classified classify_mount(const Call& call, const Syscall& row, PathContext& ctx
     case SYS_pivot_root: {
       auto root = place(AT_FDCWD, 0, true);
       if (!root) return fail(root.error().err);
-      what = *read_path(call, 0);
+      what = root->name;
       if (root->session_ns) breaks = kOwnNs;
       break;
     }
@@ -180,7 +192,7 @@ Classified classify_mount(const Call& call, const Syscall& row, PathContext& ctx
     case SYS_fspick: {
       auto p = place(as_fd(call.args[0]), 1, true);
       if (!p) return fail(p.error().err);
-      what = *read_path(call, 1);
+      what = p->name;
       if (!own_file_system(p->mount.fstype))
         breaks = "reconfiguring a file system the host shares changes it for every process";
       break;
@@ -190,7 +202,7 @@ Classified classify_mount(const Call& call, const Syscall& row, PathContext& ctx
       flags = call.args[2];
       auto src = place(as_fd(call.args[0]), 1, !(flags & AT_SYMLINK_NOFOLLOW));
       if (!src) return fail(src.error().err);
-      what = *read_path(call, 1);
+      what = src->name;
       if ((flags & OPEN_TREE_CLONE) && !(flags & AT_RECURSIVE) && leaves_layer_behind(*mounts, *src))
         breaks = "a copy without its submounts would show what a read-only tree of the session covers";
       if (call.nr == __NR_open_tree_attr && call.args[3]) {
@@ -215,7 +227,7 @@ Classified classify_mount(const Call& call, const Syscall& row, PathContext& ctx
       }
       auto to = place(as_fd(call.args[2]), 3, true);
       if (!to) return fail(to.error().err);
-      what = *read_path(call, 3);
+      what = to->name;
       if (to->session_ns) breaks = kOwnNs;
       break;
     }
@@ -223,7 +235,7 @@ Classified classify_mount(const Call& call, const Syscall& row, PathContext& ctx
       flags = call.args[2];
       auto target = place(as_fd(call.args[0]), 1, !(flags & AT_SYMLINK_NOFOLLOW));
       if (!target) return fail(target.error().err);
-      what = *read_path(call, 1);
+      what = target->name;
       mount_attr attr{};
       if (call.args[3] && !TargetMemory::read(call.tid, call.args[3], &attr, sizeof attr)) return fail(EFAULT);
       read.push_back({call.args[3], sizeof attr});
