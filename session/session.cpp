@@ -25,6 +25,7 @@
 #include "launch/launch.h"
 #include "plan/kernel_only.h"
 #include "plan/plan.h"
+#include "record/refusal_notice.h"
 #include "supervisor/supervisor.h"
 #include "trace/core_btf.h"
 #include "trace/ebpf.h"
@@ -554,6 +555,10 @@ int run_session(const RunOptions& o) {
   // Who answers asks.
   std::unique_ptr<AskBackend> asker;
   std::vector<Sink*> sinks{&store};
+  // The first refusal by each rule, on the terminal: a tool that fails in
+  // the session otherwise blames the kernel.
+  RefusalNotices notices(stderr);
+  if (!o.quiet) sinks.push_back(&notices);
   GuiClient* gui = nullptr;  // owned by `asker`; also sees every record live
   std::string no_gui;        // why --ask gui could not reach a GUI
   if (o.ask == AskMode::Gui || o.ask == AskMode::Auto) {
