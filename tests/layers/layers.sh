@@ -69,6 +69,31 @@ if [ "$mode" = root ]; then
     row "unshare -m (root)" unshare -m sh -c 'echo ok'
     row "unshare -mpf --mount-proc (root)" unshare -mpf --mount-proc sh -c 'echo ok'
 fi
+# The sandboxes coding agents use, from npm (scripts/install-npm-tools.sh):
+# each row probed natively first.
+tools=${COTTONBOX_NPM_TOOLS:-$src/build/npm-tools}/node_modules/.bin
+# Codex refuses to keep its helpers under /tmp: its home is in /var/tmp.
+codex_home=$(mktemp -d /var/tmp/cb-layers-codex.XXXXXX)
+chmod 755 "$codex_home"
+[ "$mode" = user ] && chown "$user" "$codex_home"
+trap 'rm -rf "$work" "$codex_home"' EXIT
+codex=(env CODEX_HOME="$codex_home" "$tools/codex" sandbox --)
+if [ -x "$tools/codex" ] && "${as[@]}" "${codex[@]}" true >/dev/null 2>&1; then
+    row "codex sandbox (Codex CLI)" "${codex[@]}" sh -c 'echo ok'
+    session "${codex[@]}" sh -c "rm -f $proj/.git/HEAD" >/dev/null 2>&1
+    head_survives "codex sandbox"
+    denied_at "codex sandbox" "$proj/.git/HEAD"
+else
+    echo "skip codex sandbox: Codex CLI is not installed in $tools or cannot sandbox natively here"
+fi
+if [ -x "$tools/srt" ] && (cd "$work" && "${as[@]}" env HOME="$work/home" "$tools/srt" -c true) >/dev/null 2>&1; then
+    row "srt (Anthropic's sandbox runtime)" "$tools/srt" -c 'echo ok'
+    session "$tools/srt" -c "rm -f $proj/.git/HEAD" >/dev/null 2>&1
+    head_survives "srt"
+    denied_at "srt" "$proj/.git/HEAD"
+else
+    echo "skip srt: not installed in $tools, or it cannot sandbox natively here (it needs bwrap, socat, ripgrep)"
+fi
 
 # ---- other names of a protected tree, made inside the session
 session unshare -Urm sh -c "mount --bind $proj $work/b && rm -f $work/b/.git/HEAD" >/dev/null 2>&1
