@@ -62,7 +62,9 @@ bool MountMap::in_session_ns(int mnt_id) {
   if (!loaded_) load_session();
   if (session_ids_.count(mnt_id)) return true;
   // A mount the host added since (propagated into the session): read again.
-  if (foreign_.count(mnt_id)) return false;
+  // Not for mounts known to be elsewhere (the supervisor's own, for a
+  // directory inherited from outside): each would read mountinfo again.
+  if (foreign_.count(mnt_id) || host_.count(mnt_id)) return false;
   load_session();
   return session_ids_.count(mnt_id) > 0;
 }
