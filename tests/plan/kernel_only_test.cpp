@@ -27,6 +27,13 @@ Policy load(const std::string& text, bool guards = true) {
 }
 
 const char* const kAllowAll = "version: 1\ndefault: allow\n";
+// Refuses namespaces (but a bare user namespace) and mounts, as the default
+// policy once did: the built-ins allow both.
+const char* const kNoNamespaces =
+    "version: 1\ndefault: allow\nrules:\n"
+    "  - {id: userns, action: sys.namespace, path: [user], decision: allow}\n"
+    "  - {id: no-namespaces, action: sys.namespace, decision: deny}\n"
+    "  - {id: no-mounts, action: sys.mount, decision: deny}\n";
 
 std::vector<FilterRefusal> refusals_of(const KernelOnlyFilter& k, int nr) {
   std::vector<FilterRefusal> out;
@@ -40,12 +47,15 @@ std::optional<Decision> ns(const Policy& p, const std::string& kinds) {
 }
 
 TEST(KernelOnly, TheGuardsAreDecisionsTheFilterCanMakeAlone) {
-  Policy p = load(kAllowAll);
+  Policy open = load(kAllowAll);
+  EXPECT_EQ(fixed_decision(open, Action::SysMount, nullptr), Decision::Allow);  // the built-in
+  EXPECT_EQ(ns(open, "mnt,user,pid"), Decision::Allow);
+  Policy p = load(kNoNamespaces);
   EXPECT_EQ(fixed_decision(p, Action::SysMount, nullptr), Decision::Deny);
   EXPECT_EQ(fixed_decision(p, Action::ProcTrace, nullptr), Decision::Deny);
   std::string bpf = "bpf";
   EXPECT_EQ(fixed_decision(p, Action::SysKernel, &bpf), Decision::Deny);
-  // A bare user namespace is allowed by a built-in; any other kind is not.
+  // A bare user namespace is allowed by its rule; any other kind is not.
   EXPECT_EQ(ns(p, "user"), Decision::Allow);
   EXPECT_EQ(ns(p, "mnt,user"), Decision::Deny);
   EXPECT_EQ(ns(p, "pid"), Decision::Deny);
@@ -55,9 +65,10 @@ TEST(KernelOnly, AConditionOnThePathIsEvaluatedAndAnyOtherIsNot) {
   Policy by_path = load(R"(version: 1
 rules:
   - {id: ns, action: sys.namespace, when: 'path != "net"', decision: allow}
+  - {id: no-ns, action: sys.namespace, decision: deny}
 )");
   EXPECT_EQ(ns(by_path, "mnt"), Decision::Allow);
-  EXPECT_EQ(ns(by_path, "net"), Decision::Deny);  // the guard after it
+  EXPECT_EQ(ns(by_path, "net"), Decision::Deny);  // the rule after it
   Policy by_process = load(R"(version: 1
 rules:
   - {id: ns, action: sys.namespace, when: 'proc.name == "bwrap"', decision: allow}
@@ -77,7 +88,7 @@ rules:
 }
 
 TEST(KernelOnly, TheGuardsBecomeRefusalsOfTheirCalls) {
-  Policy p = load(kAllowAll);
+  Policy p = load(kNoNamespaces);
   KernelOnlyFilter k = kernel_only_filter(p);
   EXPECT_EQ(k.fixed, bit(Action::SysMount) | bit(Action::SysKernel) | bit(Action::ProcTrace) | bit(Action::SysIoUring) |
                          bit(Action::SysNamespace));
@@ -123,11 +134,12 @@ TEST(KernelOnly, CombinationsOfKindsAreRefusedOneByOneWhenNoKindDecidesAlone) {
   Policy p = load(R"(version: 1
 rules:
   - {id: ns, action: sys.namespace, path: ["mnt,user"], decision: allow}
+  - {id: userns, action: sys.namespace, path: [user], decision: allow}
+  - {id: no-ns, action: sys.namespace, decision: deny}
 )");
   KernelOnlyFilter k = kernel_only_filter(p);
   auto r = refusals_of(k, SYS_unshare);
-  // Every non-empty combination but that one and a bare user namespace
-  // (the built-in allows it).
+  // Every non-empty combination but that one and a bare user namespace.
   ASSERT_EQ(r.size(), 253u);
   for (const auto& f : r) {
     EXPECT_EQ(f.cmp.op, CmpOp::MaskedEq);

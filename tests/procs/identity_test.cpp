@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <thread>
 
@@ -55,12 +56,22 @@ class ProcIdentity : public ::testing::Test {
 
   // Waits until the kernel shows `pid` running `exe_suffix` (an exec from a
   // forked child is not synchronous with us).
+  // Asleep in a system call: past exec, its loader done mapping what it
+  // runs (on a loaded machine the image is caught half-loaded otherwise).
+  static bool sleeping(pid_t pid) {
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    std::string all((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+    size_t close = all.rfind(')');
+    return close != std::string::npos && close + 2 < all.size() && all[close + 2] == 'S';
+  }
+  // The image `exe_suffix` runs in `pid`, and it waits.
   static bool running(pid_t pid, std::string_view exe_suffix) {
     for (int i = 0; i < 200; ++i) {
       char p[64], buf[4096];
       snprintf(p, sizeof p, "/proc/%d/exe", pid);
       ssize_t n = readlink(p, buf, sizeof buf);
-      if (n > 0 && std::string_view(buf, static_cast<size_t>(n)).find(exe_suffix) != std::string_view::npos)
+      if (n > 0 && std::string_view(buf, static_cast<size_t>(n)).find(exe_suffix) != std::string_view::npos &&
+          sleeping(pid))
         return true;
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }

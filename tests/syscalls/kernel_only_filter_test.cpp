@@ -31,11 +31,17 @@ uint32_t run(const FilterProgram& prog, int nr, std::initializer_list<uint64_t> 
   return test::run_seccomp_bpf(prog.insns, d);
 }
 
-// The built-in guards alone: what every policy refuses unless it allows.
+// The built-in guards, and a policy that also refuses namespaces (but a
+// bare user namespace) and mounts, as the default policy once did.
 FilterSpec guards_only() {
   LoadOptions o;
   o.resolve_identities = false;
-  auto r = load_policy_text({{"p.yaml", "version: 1\ndefault: allow\n"}}, o);
+  auto r = load_policy_text({{"p.yaml",
+                              "version: 1\ndefault: allow\nrules:\n"
+                              "  - {id: userns, action: sys.namespace, path: [user], decision: allow}\n"
+                              "  - {id: no-namespaces, action: sys.namespace, decision: deny}\n"
+                              "  - {id: no-mounts, action: sys.mount, decision: deny}\n"}},
+                            o);
   EXPECT_TRUE(r.policy);
   FilterSpec s;
   s.notify = false;
