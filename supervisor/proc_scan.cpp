@@ -38,7 +38,9 @@ void ProcScan::await_exec(pid_t pid) {
   struct stat self {};
   if (pid <= 0 || stat("/proc/self/exe", &self) != 0) return;
   std::string exe = "/proc/" + std::to_string(pid) + "/exe";
-  for (int i = 0; i < 100; ++i) {
+  // Up to two seconds: on a loaded machine the command's exec can take
+  // longer than a tenth of one, and its first look would be of this image.
+  for (int i = 0; i < 2000; ++i) {
     struct stat st {};
     // Gone, or another program than this one: exec'd (or failed).
     if (stat(exe.c_str(), &st) != 0 || st.st_ino != self.st_ino || st.st_dev != self.st_dev) return;
