@@ -19,6 +19,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "host/in_child.h"
 #include "host/nesting.h"
 #include "syscalls/compat.h"
 
@@ -52,19 +53,6 @@ std::string read_line(const char* path) {
   std::string s;
   if (!std::getline(in, s)) return {};
   return s;
-}
-
-// Runs `probe` in a forked child that may only make system calls, and
-// returns its exit status (or -1 if it did not exit normally).
-template <typename F>
-int in_child(F probe) {
-  pid_t pid = fork();
-  if (pid < 0) return -1;
-  if (pid == 0) _exit(probe());
-  int st = 0;
-  while (waitpid(pid, &st, 0) < 0)
-    if (errno != EINTR) return -1;
-  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
 // Probe results of the seccomp child, as exit-status bits.

@@ -16,21 +16,10 @@
 #include <fstream>
 #include <sstream>
 
+#include "host/in_child.h"
+
 namespace cb {
 namespace {
-
-// Runs `probe` in a forked child that only makes system calls; its exit
-// status (an errno, or 0), or -1 when it did not exit normally.
-template <typename F>
-int in_child(F probe) {
-  pid_t pid = fork();
-  if (pid < 0) return -1;
-  if (pid == 0) _exit(probe());
-  int st = 0;
-  while (waitpid(pid, &st, 0) < 0)
-    if (errno != EINTR) return -1;
-  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
 
 // A field of /proc/self/status ("Seccomp_filters"), or -1.
 int status_field(const char* name) {

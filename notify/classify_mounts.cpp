@@ -68,11 +68,7 @@ Result<Place> place_at(const Call& call, PathContext& ctx, const ClassifyEnv& en
   auto name = ctx.name_of(obj.get());
   p.name = name ? *name : path;
   p.session_ns = mounts->in_session_ns(m->id);
-  char link[64], buf[4096];
-  snprintf(link, sizeof link, "/proc/self/fd/%d", obj.get());
-  ssize_t n = readlink(link, buf, sizeof buf);
-  std::string inside = n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string();
-  p.fs_path = fs_path_of(*m, inside).value_or(m->root);
+  p.fs_path = fs_path_of(*m, fd_path(obj.get())).value_or(m->root);
   p.mount = std::move(*m);
   return p;
 }

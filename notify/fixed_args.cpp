@@ -17,16 +17,10 @@
 namespace cb {
 namespace {
 
-int threads_of(pid_t tid) {
-  std::string s = read_proc_file(tid, "status", 8192);
-  size_t at = s.find("\nThreads:");
-  return at == std::string::npos ? -1 : atoi(s.c_str() + at + 9);
-}
-
-pid_t tgid_of(pid_t tid) {
-  std::string s = read_proc_file(tid, "status", 8192);
-  size_t at = s.find("\nTgid:");
-  return at == std::string::npos ? -1 : static_cast<pid_t>(atoi(s.c_str() + at + 6));
+// A number field of a status text ("\nThreads:"), or -1.
+long status_number(const std::string& status, const char* key) {
+  size_t at = status.find(key);
+  return at == std::string::npos ? -1 : atol(status.c_str() + at + strlen(key));
 }
 
 }  // namespace
@@ -34,8 +28,9 @@ pid_t tgid_of(pid_t tid) {
 std::string unfixed_args(pid_t tid, const std::vector<ArgRange>& ranges,
                          const std::function<std::vector<pid_t>()>& session_pids, int dirfd) {
   Privileged priv;
-  if (threads_of(tid) != 1) return "the caller has other threads that could change its arguments";
-  pid_t self = tgid_of(tid);
+  std::string status = read_proc_file(tid, "status", 8192);
+  if (status_number(status, "\nThreads:") != 1) return "the caller has other threads that could change its arguments";
+  auto self = static_cast<pid_t>(status_number(status, "\nTgid:"));
   if (session_pids)
     for (pid_t p : session_pids()) {
       if (p == self) continue;
