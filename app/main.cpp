@@ -121,6 +121,9 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"auto", "seccomp", "ebpf", "seccomp,ebpf", "ebpf,seccomp"}));
   run->add_option("--var", vars, "NAME=VALUE for ${NAME} in policies (repeatable)");
   run->add_option("--name", ro.name, "A label for the session");
+  run->add_option("--resolver", ro.resolver,
+                  "Where the session's resolver forwards lookups: ADDR[:PORT] (default: the host's resolv.conf), "
+                  "or 'off' for no resolver of the session's (no host names in its network events)");
   run->add_flag("-q,--quiet", ro.quiet, "No notes on stderr");
   std::vector<std::string> positional;
   run->add_option("command", positional, "The command (after --)");

@@ -129,11 +129,7 @@ int run_check(const std::vector<std::string>& policy_files, const std::map<std::
     j["notified"] = notified_families(plan.filter);
     nlohmann::json mounts = nlohmann::json::array();
     for (const auto& m : plan.mounts) {
-      const char* kind = m.kind == MountKind::RoBind      ? "read-only"
-                         : m.kind == MountKind::HideDir   ? "hidden"
-                         : m.kind == MountKind::BlockNode ? "raw disk blocked"
-                                                          : "procfs";
-      mounts.push_back({{"kind", kind}, {"path", m.path}});
+      mounts.push_back({{"kind", mount_kind_name(m.kind)}, {"path", m.path}});
     }
     j["mounts"] = mounts;
     j["kernel_carried"] = carried;
@@ -156,10 +152,8 @@ int run_check(const std::vector<std::string>& policy_files, const std::map<std::
   }
   out << "Kernel layers in a session:\n";
   for (const auto& m : plan.mounts) {
-    const char* kind = m.kind == MountKind::RoBind      ? "read-only   "
-                       : m.kind == MountKind::HideDir   ? "hidden      "
-                       : m.kind == MountKind::BlockNode ? "raw disk off"
-                                                        : "fresh procfs";
+    std::string kind(mount_kind_name(m.kind));
+    kind.resize(std::max<size_t>(kind.size(), 16), ' ');
     out << "  " << kind << "  " << m.path << "\n";
   }
   out << "\nReaching the supervisor (everything else never leaves the kernel):\n";

@@ -112,6 +112,7 @@ int apply_mount(const MountOp& op) {
       return set_mount_attr(p, MOUNT_ATTR_RDONLY, false);
     case MountKind::BlockNode:
     case MountKind::HideFile:
+    case MountKind::ReplaceFile:
       if (mount(op.source.c_str(), p, nullptr, MS_BIND, nullptr)) return -1;
       return set_mount_attr(p, MOUNT_ATTR_RDONLY, false);
     case MountKind::Proc: {

@@ -570,6 +570,8 @@ Result<std::unique_ptr<Resolver>> Resolver::start(ResolverOptions opts, NameMap&
 }
 
 int Resolver::fd() const { return impl_->epoll.get(); }
+
+void Resolver::set_on_lookup(std::function<void(const LookupRecord&)> f) { impl_->opts.on_lookup = std::move(f); }
 void Resolver::run_once() { impl_->run_once(); }
 
 std::vector<Endpoint> Resolver::listening() const {

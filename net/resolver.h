@@ -88,6 +88,9 @@ class Resolver {
 
   int fd() const;
   void run_once();
+  // Replaces ResolverOptions::on_lookup: for a host that starts the
+  // resolver before its sinks exist.  Not while run_once() runs.
+  void set_on_lookup(std::function<void(const LookupRecord&)> f);
   // The addresses served, with the ports bind chose.
   std::vector<Endpoint> listening() const;
 

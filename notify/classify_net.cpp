@@ -1,7 +1,6 @@
 // The handlers of the network families: connect and bind, decided on the
 // address as it was read and carried out on the very socket (pidfd_getfd)
 // with that address, so no thread can swap it after the check.
-#include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -11,43 +10,11 @@
 #include <cstddef>
 #include <cstring>
 
+#include "net/sockaddr.h"
 #include "notify/handlers.h"
 #include "notify/listener.h"
 
 namespace cb::handlers {
-namespace {
-
-std::string sockaddr_text(const std::vector<uint8_t>& a, int type) {
-  if (a.size() < sizeof(sa_family_t)) return "?";
-  sa_family_t fam;
-  memcpy(&fam, a.data(), sizeof fam);
-  const char* proto = type == SOCK_DGRAM ? "udp" : "tcp";
-  char host[INET6_ADDRSTRLEN] = "?";
-  if (fam == AF_INET && a.size() >= sizeof(sockaddr_in)) {
-    sockaddr_in s;
-    memcpy(&s, a.data(), sizeof s);
-    inet_ntop(AF_INET, &s.sin_addr, host, sizeof host);
-    return std::string(proto) + ":" + host + ":" + std::to_string(ntohs(s.sin_port));
-  }
-  if (fam == AF_INET6 && a.size() >= sizeof(sockaddr_in6)) {
-    sockaddr_in6 s;
-    memcpy(&s, a.data(), sizeof s);
-    inet_ntop(AF_INET6, &s.sin6_addr, host, sizeof host);
-    return std::string(proto) + ":[" + host + "]:" + std::to_string(ntohs(s.sin6_port));
-  }
-  if (fam == AF_UNIX) {
-    size_t off = offsetof(sockaddr_un, sun_path);
-    if (a.size() <= off) return "unix:";
-    const char* p = reinterpret_cast<const char*>(a.data() + off);
-    size_t n = a.size() - off;
-    if (p[0] == 0) return "unix:@" + std::string(p + 1, strnlen(p + 1, n - 1));
-    return "unix:" + std::string(p, strnlen(p, n));
-  }
-  return "family:" + std::to_string(fam);
-}
-
-}  // namespace
-
 Classified classify_socket_address(const Call& call, const Syscall& row, PathContext& ctx, const ClassifyEnv& env) {
   const uint64_t* a = call.args;
   size_t len = a[row.args.addrlen];
@@ -63,7 +30,9 @@ Classified classify_socket_address(const Call& call, const Syscall& row, PathCon
   if (!sock) return fail(sock.error().err == EBADF ? EBADF : ENOTSOCK);
   Classified c;
   bool connecting = row.family == Family::Connect;
-  c.facets.push_back(facet(connecting ? Action::NetConnect : Action::NetBind, sockaddr_text(addr, type)));
+  net::SocketTarget t = net::describe_sockaddr(addr, type);
+  c.facets.push_back(facet(connecting ? Action::NetConnect : Action::NetBind, t.path));
+  c.facets.back().net = std::move(t.net);
   // Carried out on the very socket, with the address as it was checked.
   c.op.kind = connecting ? OpKind::Connect : OpKind::Bind;
   sa_family_t fam = 0;

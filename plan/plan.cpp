@@ -20,6 +20,18 @@
 #include "plan/short_way.h"
 
 namespace cb {
+
+std::string_view mount_kind_name(MountKind k) {
+  switch (k) {
+    case MountKind::RoBind: return "read-only";
+    case MountKind::HideDir: return "hidden";
+    case MountKind::HideFile: return "hidden file";
+    case MountKind::ReplaceFile: return "replaced";
+    case MountKind::BlockNode: return "raw disk blocked";
+    case MountKind::Proc: return "fresh procfs";
+  }
+  return "?";
+}
 namespace {
 
 bool is_under(const std::string& path, const std::string& root) { return root == "/" || path_within(path, root); }
@@ -91,6 +103,7 @@ HostQuery plan_query(const Policy& p, const PlanInput& in) {
   for (const auto& f : in.self_files) ask(f);
   for (const auto& f : in.trail_files) ask(f);
   for (const auto& d : in.hidden_dirs) ask(d);
+  for (const auto& r : in.replaced_files) ask(r.first);
   for (const char* k : kKernelTrees) ask(k);
   for (const char* k : kRawMemory) ask(k);
   q.alias_dirs = protected_directories(p, kFileMutate, true);
@@ -166,6 +179,10 @@ Plan make_plan(const Policy& p, const PlanInput& in, const HostFacts& host) {
       if (host.path(f).exists && !hides(f)) plan.mounts.push_back({MountKind::RoBind, f, "", false});
     for (const auto& d : in.hidden_dirs)
       if (host.is_dir(d)) plan.mounts.push_back({MountKind::HideDir, d, "", false});
+    // Optional: a failure is the session's degradation (no names), not an
+    // error of the session.
+    for (const auto& [path, source] : in.replaced_files)
+      if (host.path(path).exists) plan.mounts.push_back({MountKind::ReplaceFile, path, source, true});
   }
 
   // ---- raw disks: writing the device is writing every file on it

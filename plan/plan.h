@@ -22,12 +22,16 @@
 namespace cb {
 
 enum class MountKind : uint8_t {
-  RoBind,     // bind `path` onto itself read-only (recursively for a directory)
-  HideDir,    // an empty private tmpfs over directory `path`
-  BlockNode,  // bind the read-only empty file `source` over device node `path`
-  HideFile,   // bind the read-only empty file `source` over the file `path`
-  Proc,       // a fresh procfs on /proc for the session's pid namespace
+  RoBind,       // bind `path` onto itself read-only (recursively for a directory)
+  HideDir,      // an empty private tmpfs over directory `path`
+  BlockNode,    // bind the read-only empty file `source` over device node `path`
+  HideFile,     // bind the read-only empty file `source` over the file `path`
+  ReplaceFile,  // bind the read-only file `source` over the file `path` (the session's resolv.conf)
+  Proc,         // a fresh procfs on /proc for the session's pid namespace
 };
+
+// "read-only", "hidden", "hidden file", "replaced", "raw disk blocked", "fresh procfs".
+std::string_view mount_kind_name(MountKind k);
 
 struct MountOp {
   MountKind kind;
@@ -56,6 +60,11 @@ struct PlanInput {
   // supervisor: host/nesting.h) nothing is decided as it happens, and the
   // policy is enforced by kernel layers alone (plan/kernel_only.h).
   bool listener = true;
+  // Files the session sees in place of the host's: (path, the file bound
+  // read-only over it).  The session's resolv.conf, which names the
+  // session's resolver; an empty file over a host resolver cache's socket
+  // (nscd, systemd-resolved), which would answer names around it.
+  std::vector<std::pair<std::string, std::string>> replaced_files;
 };
 
 // Where a deny or ask rule is enforced.

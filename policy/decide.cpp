@@ -238,6 +238,24 @@ void add_self_protection(Policy& p, const SelfProtection& sp) {
   index_rules(p);
 }
 
+void add_resolver_rule(Policy& p, const IpAddr& addr, uint16_t port) {
+  std::erase_if(p.rules, [](const Rule& r) { return r.kind == Builtin::Resolver; });
+  Rule r;
+  r.id = "cottonbox:resolver";
+  r.actions = bit(Action::NetConnect) | bit(Action::NetSend);
+  HostPattern h;
+  h.kind = HostPattern::Kind::Address;
+  h.cidr = Cidr{addr, static_cast<uint8_t>(addr.family == 4 ? 32 : 128)};
+  h.text = h.cidr.text();
+  r.hosts.push_back(std::move(h));
+  r.ports.push_back(PortRange{port, port});
+  r.decision = Decision::Allow;
+  r.message = "the session's own resolver: each lookup is judged there, by the name asked";
+  r.kind = Builtin::Resolver;
+  p.rules.insert(p.rules.begin(), std::move(r));
+  index_rules(p);
+}
+
 std::vector<StaticDenial> static_denials(const Policy& p) {
   std::vector<StaticDenial> out;
   auto emit = [&out](const std::string& root, ActionMask actions, const Rule& by) {

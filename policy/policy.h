@@ -40,7 +40,15 @@ std::string format_diagnostic(const Diagnostic& d);
 // Which of cottonbox's own rules a rule is: the planner enforces each in a
 // layer of its own (the audit database read-only, the control socket's
 // directory hidden).
-enum class Builtin : uint8_t { None, SelfProtectFiles, SelfProtectTrail, SelfProtectControl, SelfProtectConfig, Guard };
+enum class Builtin : uint8_t {
+  None,
+  SelfProtectFiles,
+  SelfProtectTrail,
+  SelfProtectControl,
+  SelfProtectConfig,
+  Resolver,
+  Guard
+};
 
 struct Rule {
   std::string id;
@@ -150,6 +158,10 @@ struct SelfProtection {
   }
 };
 void add_self_protection(Policy& p, const SelfProtection& sp);
+// The session's own resolver at `addr`:`port` (session/session_dns.h): its
+// lookups are judged by the resolver (net/policy_judge.h), so reaching it is
+// allowed first, whatever a rule says of the network.  Idempotent.
+void add_resolver_rule(Policy& p, const IpAddr& addr, uint16_t port);
 
 // Sets every rule's anchor from its globs.  The loader and
 // add_self_protection() call it; a Rule built by hand may skip it.

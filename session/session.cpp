@@ -26,6 +26,7 @@
 #include "plan/kernel_only.h"
 #include "plan/plan.h"
 #include "record/refusal_notice.h"
+#include "session/session_dns.h"
 #include "supervisor/supervisor.h"
 #include "trace/core_btf.h"
 #include "trace/ebpf.h"
@@ -89,6 +90,7 @@ class StoreSink : public Sink {
   void process_exec(const ProcessExec& e) override { w_.exec_process(session_, e); }
   void process_exit(const ProcessExit& e) override { w_.exit_process(session_, e); }
   void approval(const ApprovalRow& a) override { w_.add_approval(session_, a); }
+  void lookup(const LookupRow& l) override { w_.add_lookup(session_, l); }
   void degraded(const std::string& reason) override { w_.add_degraded(session_, reason); }
   void events_lost(uint64_t total) override { w_.set_events_lost(session_, total); }
 
@@ -319,8 +321,31 @@ int run_session(const RunOptions& o) {
   TempFile blocker_file = TempFile::make("/tmp/cottonbox-blocker.XXXXXX", 0);
   const std::string& blocker = blocker_file.path();
 
+  // The session's resolver: its address goes into the session's
+  // resolv.conf, which the plan binds over the host's.
+  std::unique_ptr<SessionDns> dns;
+  std::string no_dns_why;
+  if (kernel_only) {
+    no_dns_why = "no host names for network events: the session has no supervisor of its own";
+  } else if (o.resolver != "off") {
+    SessionDnsOptions dopt;
+    dopt.upstream = o.resolver;
+    dopt.empty_file = blocker;
+    auto d = start_session_dns(*policy, dopt);
+    if (d) {
+      dns = std::move(*d);
+      add_resolver_rule(*policy, dns->served.addr, dns->served.port);
+    } else if (!o.resolver.empty() && d.error().err == EINVAL) {
+      std::cerr << "cottonbox: " << d.error().message << "\n";
+      return 125;
+    } else {
+      no_dns_why = "no host names for network events: " + d.error().message;
+    }
+  }
+
   PlanInput pin;
   pin.root = root;
+  if (dns) pin.replaced_files = dns->replaced;
   for (auto& f : sp.protected_files)
     if (access(f.c_str(), F_OK) == 0) pin.self_files.push_back(f);
   for (auto& f : sp.trail_files)
@@ -530,6 +555,7 @@ int run_session(const RunOptions& o) {
   }
   auto started = launcher->start();
   blocker_file.remove();  // bound where it is needed by now
+  if (dns) dns->resolv_conf.remove();
   if (!started) {
     std::cerr << "cottonbox: " << started.error().message << "\n";
     return 125;
@@ -600,8 +626,24 @@ int run_session(const RunOptions& o) {
       }
     }
 
+  if (dns && !session_uses_resolver(started->init_pid, dns->served)) {
+    dns.reset();
+    no_dns_why = "no host names for network events: the session's /etc/resolv.conf could not be replaced";
+  }
+  if (!no_dns_why.empty()) {
+    // Loud only where rules name hosts: they then match no connection.
+    if (policy_names_hosts(*policy))
+      degrade(no_dns_why + "; rules naming hosts match no connection");
+    else
+      store.degraded(no_dns_why);
+  }
+
   SupervisorOptions so;
   so.policy = &*policy;
+  if (dns) {
+    so.resolver = dns->resolver.get();
+    so.names = &dns->names;
+  }
   so.observe = o.observe;
   so.session = sid;
   so.session_name = o.name;

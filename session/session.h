@@ -25,6 +25,7 @@ struct RunOptions {
   std::string name;                         // --name LABEL
   bool quiet = false;                       // no notes on stderr
   bool no_keep = false;                     // --no-keep: nothing is kept for undo
+  std::string resolver;                     // --resolver: upstream ADDR[:PORT], "off", or "" for the host's
 };
 
 // Runs the session; returns the exit status `cottonbox run` exits with.

@@ -65,7 +65,8 @@ struct Judgement {
 };
 
 // What one facet of a notified call is, as the policy and the trail see it.
-Event facet_event(const Call& call, const Classified& c, const Facet& f, const ProcessEntry* pe) {
+Event facet_event(const Call& call, const Classified& c, const Facet& f, const ProcessEntry* pe,
+                  const net::NameMap* names) {
   Event ev;
   ev.action = f.action;
   ev.path = f.path;
@@ -81,6 +82,12 @@ Event facet_event(const Call& call, const Classified& c, const Facet& f, const P
   ev.syscall = std::string(syscall_name(call.nr));
   ev.source = Source::Seccomp;
   ev.proc = pe ? pe->info : nullptr;
+  if (action_object(ev.action) == ObjectKind::Address) {
+    ev.net = f.net.proto == NetProto::None ? net_object_from_path(f.path) : f.net;
+    // The names this session resolved to the address, known before the
+    // answer left the resolver: so before this call could be made.
+    if (names && ev.net.ip()) names->annotate(ev.net);
+  }
   return ev;
 }
 
@@ -89,7 +96,7 @@ NotifyPath::Judgement NotifyPath::judge(const Classified& c, ProcessEntry* pe, c
   int worst = -1;
   for (size_t i = 0; i < c.facets.size(); ++i) {
     const Facet& f = c.facets[i];
-    Event ev = facet_event(call, c, f, pe);
+    Event ev = facet_event(call, c, f, pe, opts_.names);
     bool del = f.action == Action::FileDelete;
     ev.proc_deletes = pe ? pe->deletes + del : 0;
     ev.tree_deletes = pe ? procs_.tree_deletes(pe->info->proc_id) + del : 0;
@@ -126,7 +133,7 @@ NotifyPath::Judgement NotifyPath::judge(const Classified& c, ProcessEntry* pe, c
 EventRow NotifyPath::make_row(const Call& call, const Classified& c, ProcessEntry* pe, const Judgement& j) {
   EventRow row;
   row.seq = rec_.next_seq();
-  row.ev = facet_event(call, c, c.facets[0], pe);
+  row.ev = facet_event(call, c, c.facets[0], pe, opts_.names);
   for (size_t i = 1; i < c.facets.size(); ++i) {
     const Facet& f = c.facets[i];
     row.facets.push_back(FacetRow{f.action, f.path, f.target, f.aliases, f.is_dir, f.target_pid});
@@ -486,7 +493,7 @@ void NotifyPath::park(Pending p, ProcessEntry* pe) {
   r.session = opts_.session;
   r.session_name = opts_.session_name;
   r.chain = chain_of(pe);
-  r.summary = summarize(facet_event(p.call, p.cls, p.cls.facets[0], pe), 1);
+  r.summary = summarize(facet_event(p.call, p.cls, p.cls.facets[0], pe, opts_.names), 1);
   explain_ask(p, pe, r);
   asks_.park(std::move(p), pe ? pe->info->proc_id : 0, std::move(r));
 }
@@ -500,7 +507,7 @@ void NotifyPath::explain_ask(const Pending& p, ProcessEntry* pe, AskRequest& r) 
   for (const Facet& f : p.cls.facets) deletions += f.action == Action::FileDelete;
   uint32_t before = p.row.ev.proc_deletes >= deletions ? p.row.ev.proc_deletes - deletions : 0;
   for (const Facet& f : p.cls.facets) {
-    Event ev = facet_event(p.call, p.cls, f, pe);
+    Event ev = facet_event(p.call, p.cls, f, pe, opts_.names);
     ev.proc_deletes = pe ? before + (f.action == Action::FileDelete ? 1 : 0) : 0;
     ev.tree_deletes = pe ? procs_.tree_deletes(pe->info->proc_id) + (f.action == Action::FileDelete) : 0;
     ev.session_deletes = procs_.session_deletes() + (f.action == Action::FileDelete);

@@ -10,6 +10,7 @@
 #include <optional>
 #include <vector>
 
+#include "net/name_map.h"
 #include "notify/carry.h"
 #include "notify/listener.h"
 #include "notify/ops.h"
@@ -86,6 +87,8 @@ class NotifyPath {
 };
 
 // What one facet of a notified call is, as the policy and the trail see it.
-Event facet_event(const Call& call, const Classified& c, const Facet& f, const ProcessEntry* pe);
+// `names`: the session's name map, for the host names of net.* objects.
+Event facet_event(const Call& call, const Classified& c, const Facet& f, const ProcessEntry* pe,
+                  const net::NameMap* names);
 
 }  // namespace cb

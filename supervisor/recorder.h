@@ -38,6 +38,9 @@ class Recorder {
   void approval(const ApprovalRow& a) {
     for (auto* s : sinks_) s->approval(a);
   }
+  void lookup(const LookupRow& l) {
+    for (auto* s : sinks_) s->lookup(l);
+  }
   void events_lost(uint64_t total) {
     for (auto* s : sinks_) s->events_lost(total);
   }

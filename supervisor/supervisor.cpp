@@ -24,6 +24,7 @@
 #include <tuple>
 
 #include "base/paths.h"
+#include "net/resolver.h"
 #include "notify/listener.h"
 #include "procs/procs.h"
 #include "supervisor/notify_path.h"
@@ -36,7 +37,7 @@ namespace cb {
 namespace {
 
 // epoll tags: the low bits say what kind of fd woke us.
-enum Tag : uint64_t { kSignal = 1, kCtl, kInit, kAnswers, kTimer, kDone, kTrace, kProcBase = 1ull << 32 };
+enum Tag : uint64_t { kSignal = 1, kCtl, kInit, kAnswers, kTimer, kDone, kTrace, kResolver, kProcBase = 1ull << 32 };
 
 // Records reach the reader in batches: draining at least this often keeps
 // the trail and the process table close behind the session.
@@ -44,6 +45,24 @@ constexpr int kTraceDrainMs = 50;
 // Records applied per turn of the loop, so that a notification arriving
 // meanwhile waits for a few of them, not for the whole ring.
 constexpr size_t kTraceBatch = 32;
+
+// A lookup the session's resolver answered, as the trail keeps it.
+LookupRow lookup_row(const net::LookupRecord& l) {
+  LookupRow r;
+  r.ts_ns = l.ts_ns;
+  r.client = l.client.text();
+  r.tcp = l.tcp;
+  r.name = l.name;
+  r.type = l.type;
+  r.rcode = static_cast<int>(l.rcode);
+  r.denied = l.denied;
+  r.truncated = l.truncated;
+  r.chain = l.chain;
+  for (const auto& a : l.addresses) r.addresses.push_back(a.text());
+  r.upstream = l.upstream;
+  r.note = l.note;
+  return r;
+}
 
 }  // namespace
 
@@ -124,6 +143,10 @@ struct Supervisor::Impl {
     watch(answers_fd.get(), kAnswers);
     watch(timer_fd.get(), kTimer);
     watch(notify.workers_fd(), kDone);
+    if (opts.resolver) {
+      opts.resolver->set_on_lookup([this](const net::LookupRecord& l) { rec.lookup(lookup_row(l)); });
+      watch(opts.resolver->fd(), kResolver);
+    }
     if (opts.tracer) {
       watch(opts.tracer->poll_fd(), kTrace);
       procs.exits_from_tracer = true;
@@ -295,6 +318,7 @@ struct Supervisor::Impl {
       case kAnswers: drain_answers(); break;
       case kDone: notify.drain_done(); break;
       case kTrace: drain_trace(true); break;
+      case kResolver: opts.resolver->run_once(); break;
       case kTimer: {
         uint64_t x;
         (void)!read(timer_fd.get(), &x, sizeof x);

@@ -32,6 +32,10 @@
 namespace cb {
 
 class EbpfTracer;
+namespace net {
+class NameMap;
+class Resolver;
+}  // namespace net
 namespace keep {
 class Keeper;
 }
@@ -52,6 +56,11 @@ struct SupervisorOptions {
   std::vector<std::pair<std::string, std::string>> mount_aliases;  // (other name, protected tree), Plan::alias_of
   keep::Keeper* keeper = nullptr;  // keeps what allowed calls destroy (null: --no-keep, or none could open)
   int64_t started_ns = 0;          // the session's start: what was born since, the session made
+  // The session's resolver, served from the supervisor's loop so that its
+  // lookups reach the trail in order with the calls around them; and the
+  // names it recorded, read when net.* calls are judged.  Null: none.
+  net::Resolver* resolver = nullptr;
+  const net::NameMap* names = nullptr;
 };
 
 struct SessionOutcome {

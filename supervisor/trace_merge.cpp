@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "base/paths.h"
+#include "net/name_map.h"
 #include "trace/trace_events.h"
 
 namespace cb {
@@ -90,6 +91,10 @@ void TraceMerge::on_record(const TraceRecord& r) {
     info->comm = r.comm;
     info->uid = r.uid;
     ev->proc = std::move(info);
+  }
+  if (action_object(ev->action) == ObjectKind::Address) {
+    ev->net = net_object_from_path(ev->path);
+    if (opts_.names && ev->net.ip()) opts_.names->annotate(ev->net);
   }
   EventRow row;
   row.seq = rec_.next_seq();

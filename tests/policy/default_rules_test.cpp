@@ -279,10 +279,32 @@ TEST_F(DefaultRules, SandboxesInsideTheSessionRun) {
   EXPECT_DECISION(judge(Action::SysMount, "/proc", proc("unshare", "/usr/bin/unshare")), Decision::Allow);
 }
 
+TEST_F(DefaultRules, CloudMetadataIsRefusedByAddressAndName) {
+  // As the supervisor builds the event: the object from the address read,
+  // IPv4-mapped folded; the names from the session's map.
+  auto net = [](Action a, const char* addr, std::vector<std::string> names = {}) {
+    Event e;
+    e.action = a;
+    e.proc = proc("python3", "/usr/bin/python3.11");
+    e.net = make_net_object(a == Action::NetSend ? NetProto::Udp : NetProto::Tcp, *IpAddr::parse(addr), 80);
+    e.net.hosts = names;
+    e.net.names = names;
+    e.path = std::string(a == Action::NetSend ? "udp:" : "tcp:") + e.net.addr_text + ":80";
+    return decide(*policy_, e);
+  };
+  for (const char* a : {"169.254.169.254", "::ffff:169.254.169.254", "fd00:ec2::254", "100.100.100.200"}) {
+    EXPECT_EQ(net(Action::NetConnect, a).rule_id, "no-cloud-metadata") << a;
+    EXPECT_EQ(net(Action::NetSend, a).rule_id, "no-cloud-metadata") << a;
+  }
+  EXPECT_EQ(net(Action::NetConnect, "10.0.0.7", {"metadata.google.internal"}).rule_id, "no-cloud-metadata");
+  EXPECT_DECISION(net(Action::NetConnect, "127.0.0.1"), Decision::Allow);
+  EXPECT_DECISION(net(Action::NetConnect, "104.16.0.35", {"registry.npmjs.org"}), Decision::Allow);
+}
+
 TEST_F(DefaultRules, OnlyMutationsAndTheGuardReachTheSupervisor) {
   ActionMask need = actions_needing_decision(*policy_);
   EXPECT_EQ(need, kFileMutate | bit(Action::SysIoUring) | bit(Action::ProcTrace) | bit(Action::SysKernel) |
-                      bit(Action::NetConnect));
+                      bit(Action::NetConnect) | bit(Action::NetSend));
   EXPECT_FALSE(need & bit(Action::FileRead));
   EXPECT_FALSE(need & bit(Action::ProcExec));
   EXPECT_EQ(actions_logged(*policy_), 0u);
