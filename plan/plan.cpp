@@ -384,6 +384,12 @@ Plan make_plan(const Policy& p, const PlanInput& in, const HostFacts& host) {
   if (p.default_decision == Decision::Deny || p.default_decision == Decision::Ask) still = kAllActions;
   for (ActionMask m : rule_notified) still |= m;
   if (!in.ebpf) still |= actions_logged(p);
+  // read(@list) needs every read and write-open of the session, seen while
+  // the caller waits: what it holds open for writing (a pipe, a file its
+  // shell opened) is tainted before it can exit (supervisor/taint.h).  The
+  // tracer's records come too late for that.
+  if (!p.taints.empty())
+    still |= bit(Action::FileRead) | bit(Action::FileWrite) | bit(Action::FileCreate) | bit(Action::FileTruncate);
   if (keeps) still |= kDestroys;
   notify = still;
 

@@ -124,6 +124,12 @@ class ProcessTable {
 
   // True when `proc_id` is `ancestor` or descends from it.
   bool in_tree(uint64_t proc_id, uint64_t ancestor) const;
+  // The parent's proc_id (kept after exits); 0 for the first process or
+  // one not known.
+  uint64_t parent_of(uint64_t proc_id) const {
+    auto it = parent_of_.find(proc_id);
+    return it == parent_of_.end() ? 0 : it->second;
+  }
 
   size_t size() const { return procs_.size(); }
   std::vector<pid_t> pids() const;

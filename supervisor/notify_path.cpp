@@ -41,13 +41,14 @@ bool traced(int nr) {
 }  // namespace
 
 NotifyPath::NotifyPath(const SupervisorOptions& opts, pid_t init_pid, Listener& listener, ProcessTable& procs,
-                       Recorder& rec, TraceMerge& trace, SessionOutcome& outcome)
+                       Recorder& rec, TraceMerge& trace, TaintTracker& taint, SessionOutcome& outcome)
     : opts_(opts),
       init_pid_(init_pid),
       listener_(listener),
       procs_(procs),
       rec_(rec),
       trace_(trace),
+      taint_(taint),
       outcome_(outcome),
       req_(listener.alloc_req()),
       host_view_(opts.mount_denials),
@@ -91,12 +92,18 @@ Event facet_event(const Call& call, const Classified& c, const Facet& f, const P
   return ev;
 }
 
+Event NotifyPath::event_of(const Call& call, const Classified& c, const Facet& f, const ProcessEntry* pe) const {
+  Event ev = facet_event(call, c, f, pe, opts_.names);
+  if (pe) taint_.fill(ev, pe->info->proc_id);
+  return ev;
+}
+
 NotifyPath::Judgement NotifyPath::judge(const Classified& c, ProcessEntry* pe, const Call& call) {
   Judgement j;
   int worst = -1;
   for (size_t i = 0; i < c.facets.size(); ++i) {
     const Facet& f = c.facets[i];
-    Event ev = facet_event(call, c, f, pe, opts_.names);
+    Event ev = event_of(call, c, f, pe);
     bool del = f.action == Action::FileDelete;
     ev.proc_deletes = pe ? pe->deletes + del : 0;
     ev.tree_deletes = pe ? procs_.tree_deletes(pe->info->proc_id) + del : 0;
@@ -133,7 +140,7 @@ NotifyPath::Judgement NotifyPath::judge(const Classified& c, ProcessEntry* pe, c
 EventRow NotifyPath::make_row(const Call& call, const Classified& c, ProcessEntry* pe, const Judgement& j) {
   EventRow row;
   row.seq = rec_.next_seq();
-  row.ev = facet_event(call, c, c.facets[0], pe, opts_.names);
+  row.ev = event_of(call, c, c.facets[0], pe);
   for (size_t i = 1; i < c.facets.size(); ++i) {
     const Facet& f = c.facets[i];
     row.facets.push_back(FacetRow{f.action, f.path, f.target, f.aliases, f.is_dir, f.target_pid});
@@ -366,6 +373,9 @@ void NotifyPath::finish(const Call& call, Classified& c, EventRow& row, bool all
     rec_.emit(row);
     return;
   }
+  // While the caller waits: what it reads taints what it holds open for
+  // writing before it can hand the data on and exit.
+  if (taint_.active()) taint_.on_row(row);
   if (c.io_uring)
     rec_.degraded("io_uring allowed by rule " + row.verdict.rule_id +
                   ": its operations do not pass through the supervisor");
@@ -493,7 +503,7 @@ void NotifyPath::park(Pending p, ProcessEntry* pe) {
   r.session = opts_.session;
   r.session_name = opts_.session_name;
   r.chain = chain_of(pe);
-  r.summary = summarize(facet_event(p.call, p.cls, p.cls.facets[0], pe, opts_.names), 1);
+  r.summary = summarize(event_of(p.call, p.cls, p.cls.facets[0], pe), 1);
   explain_ask(p, pe, r);
   asks_.park(std::move(p), pe ? pe->info->proc_id : 0, std::move(r));
 }
@@ -507,7 +517,7 @@ void NotifyPath::explain_ask(const Pending& p, ProcessEntry* pe, AskRequest& r) 
   for (const Facet& f : p.cls.facets) deletions += f.action == Action::FileDelete;
   uint32_t before = p.row.ev.proc_deletes >= deletions ? p.row.ev.proc_deletes - deletions : 0;
   for (const Facet& f : p.cls.facets) {
-    Event ev = facet_event(p.call, p.cls, f, pe, opts_.names);
+    Event ev = event_of(p.call, p.cls, f, pe);
     ev.proc_deletes = pe ? before + (f.action == Action::FileDelete ? 1 : 0) : 0;
     ev.tree_deletes = pe ? procs_.tree_deletes(pe->info->proc_id) + (f.action == Action::FileDelete) : 0;
     ev.session_deletes = procs_.session_deletes() + (f.action == Action::FileDelete);

@@ -21,6 +21,7 @@
 #include "supervisor/pending.h"
 #include "supervisor/recorder.h"
 #include "supervisor/supervisor.h"
+#include "supervisor/taint.h"
 #include "supervisor/trace_merge.h"
 #include "supervisor/workers.h"
 
@@ -29,7 +30,7 @@ namespace cb {
 class NotifyPath {
  public:
   NotifyPath(const SupervisorOptions& opts, pid_t init_pid, Listener& listener, ProcessTable& procs, Recorder& rec,
-             TraceMerge& trace, SessionOutcome& outcome);
+             TraceMerge& trace, TaintTracker& taint, SessionOutcome& outcome);
 
   // Serves one pending notification, if any.
   void on_notification();
@@ -54,6 +55,8 @@ class NotifyPath {
     uint32_t keep = 0;  // facets whose verdict keeps (Classified::keep)
   };
   Judgement judge(const Classified& c, ProcessEntry* pe, const Call& call);
+  // facet_event(), with what the process read (TaintTracker).
+  Event event_of(const Call& call, const Classified& c, const Facet& f, const ProcessEntry* pe) const;
   EventRow make_row(const Call& call, const Classified& c, ProcessEntry* pe, const Judgement& j);
   PathContext context_for(const Call& call, ProcessEntry* pe);
   bool carried_by_kernel(const Call& call, ProcessEntry* pe);
@@ -73,6 +76,7 @@ class NotifyPath {
   ProcessTable& procs_;
   Recorder& rec_;
   TraceMerge& trace_;
+  TaintTracker& taint_;
   SessionOutcome& outcome_;
   seccomp_notif* req_;
   HostView host_view_;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -17,11 +18,16 @@ class Recorder {
   // Session-unique, in the order rows are made (approvals refer to them).
   uint64_t next_seq() { return ++seq_; }
 
+  // Sees every row first, in the order the session's calls happened.
+  std::function<void(const EventRow&)> observe;
+
   void emit(const EventRow& row) {
+    if (observe) observe(row);
     for (auto* s : sinks_) s->event(row);
   }
   // The first sink (the store) takes the row itself, after the others.
   void emit(EventRow&& row) {
+    if (observe) observe(row);
     if (sinks_.empty()) return;
     for (size_t i = 1; i < sinks_.size(); ++i) sinks_[i]->event(static_cast<const EventRow&>(row));
     sinks_[0]->event(std::move(row));

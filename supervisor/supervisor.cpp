@@ -73,6 +73,7 @@ struct Supervisor::Impl {
   ProcessTable procs;
   Recorder rec;
   SessionOutcome outcome;
+  TaintTracker taint;
   TraceMerge trace;
   NotifyPath notify;
 
@@ -102,8 +103,10 @@ struct Supervisor::Impl {
         listener(std::move(launched.listener)),
         procs(launched.init_pid),
         rec(std::move(s)),
-        trace(opts, procs, rec),
-        notify(opts, launched.init_pid, listener, procs, rec, trace, outcome) {
+        taint(opts.policy, procs),
+        trace(opts, procs, rec, taint),
+        notify(opts, launched.init_pid, listener, procs, rec, trace, taint, outcome) {
+    if (taint.active()) rec.observe = [this](const EventRow& row) { taint.on_row(row); };
     if (opts.policy) procs.identities = &opts.policy->identities;
     procs.code_before_ns = opts.started_ns;
   }
@@ -239,6 +242,7 @@ struct Supervisor::Impl {
     uint64_t lost = opts.tracer->lost();
     if (lost != reported_lost) {
       reported_lost = lost;
+      taint.lost();
       rec.events_lost(lost);
     }
   }

@@ -44,8 +44,8 @@ const StaticDenial* mounted_for(const std::vector<StaticDenial>& mounts, const s
   return nullptr;
 }
 
-TraceMerge::TraceMerge(const SupervisorOptions& opts, ProcessTable& procs, Recorder& rec)
-    : opts_(opts), procs_(procs), rec_(rec) {}
+TraceMerge::TraceMerge(const SupervisorOptions& opts, ProcessTable& procs, Recorder& rec, const TaintTracker& taint)
+    : opts_(opts), procs_(procs), rec_(rec), taint_(taint) {}
 
 void TraceMerge::await_result(pid_t tid, int nr, EventRow row) { pending_[{tid, nr}] = std::move(row); }
 
@@ -84,6 +84,7 @@ void TraceMerge::on_record(const TraceRecord& r) {
   ProcessEntry* pe = procs_.known(r.pid);
   if (pe) {
     ev->proc = pe->info;
+    taint_.fill(*ev, pe->info->proc_id);
     if (ev->action == Action::FileDelete && r.ret == 0) ev->proc_deletes = ++pe->deletes;
   } else {
     auto info = std::make_shared<ProcessInfo>();

