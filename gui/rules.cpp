@@ -112,7 +112,15 @@ QString proposeRule(const proto::AskMsg& ask, bool allow, const RuleContext& ctx
   else if (!cmd.isEmpty())
     l << QStringLiteral("    # asked for: %1").arg(cmd.left(100));
   l << QStringLiteral("    action: %1").arg(qs(action));
-  if (!ev.path.empty()) l << QStringLiteral("    path: [%1]").arg(yamlQuote(path));
+  if (action_object(ev.action) == ObjectKind::Address && ev.net.ip()) {
+    // A host rule: by the name the process asked for (it then holds for the
+    // addresses the session is given for that name), else by the address.
+    const std::string& host = ev.net.hosts.empty() ? ev.net.addr_text : ev.net.hosts.front();
+    l << QStringLiteral("    host: [%1]").arg(yamlQuote(host));
+    if (ev.net.port) l << QStringLiteral("    port: [%1]").arg(ev.net.port);
+  } else if (!ev.path.empty()) {
+    l << QStringLiteral("    path: [%1]").arg(yamlQuote(path));
+  }
   if (!program.empty())
     l << QStringLiteral("    process: [%1]").arg(yamlQuote(program));
   else if (ev.proc && !ev.proc->exe.empty())

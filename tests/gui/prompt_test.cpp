@@ -261,6 +261,17 @@ void PromptTest::alwaysRuleIsExactYaml() {
            qPrintable(anyone));
   copy->names = {"git"};
   QVERIFY(proposeRule(a, true, ctx).contains(QStringLiteral("    process: [\"git\"]\n")));
+  // A connection: a host rule, by the name asked for, else the address.
+  proto::AskMsg n = ask(2, "tcp:203.0.113.7:443", 60000, "secrets-then-network", "curl");
+  n.row.ev.action = Action::NetConnect;
+  n.row.ev.net = make_net_object(NetProto::Tcp, *IpAddr::parse("203.0.113.7"), 443);
+  n.row.ev.net.hosts = {"paste.example"};
+  QString host = proposeRule(n, false, ctx);
+  QVERIFY2(host.contains(QStringLiteral("    action: net.connect\n    host: [\"paste.example\"]\n    port: [443]\n")),
+           qPrintable(host));
+  QVERIFY2(!host.contains(QStringLiteral("path:")), qPrintable(host));
+  n.row.ev.net.hosts.clear();
+  QVERIFY(proposeRule(n, true, ctx).contains(QStringLiteral("    host: [\"203.0.113.7\"]\n")));
   QCOMPARE(QString::fromStdString(exactGlob("/p/${HOME}/\xff")), QStringLiteral("/p/?\\{HOME\\}/?"));
   QCOMPARE(yamlQuote("a\"b\\c\nd"), QStringLiteral("\"a\\\"b\\\\c\\x0ad\""));
 }
