@@ -6,6 +6,7 @@
 // supervisor afterwards.
 #include <fcntl.h>
 #include <sched.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 
 #include <sys/stat.h>
@@ -117,7 +118,8 @@ Classified classify_clone(const Call& call, const Syscall& row, PathContext&, co
   return c;
 }
 
-Classified classify_kernel(const Call&, const Syscall& row, PathContext&, const ClassifyEnv&) {
+Classified classify_kernel(const Call& call, const Syscall& row, PathContext&, const ClassifyEnv&) {
+  if (row.nr == SYS_socket) return guard(Action::SysKernel, call.args[0] == AF_PACKET ? "packet socket" : "raw socket");
   return guard(Action::SysKernel, std::string(row.name));
 }
 

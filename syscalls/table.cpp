@@ -4,6 +4,7 @@
 #include <linux/falloc.h>
 #include <linux/fs.h>
 #include <sched.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 
 #include <cerrno>
@@ -194,6 +195,15 @@ constexpr Syscall kTable[] = {
     {SYS_kexec_load, "kexec_load", Family::Kernel, A{}, one(always(Gate::Always))},
     {SYS_kexec_file_load, "kexec_file_load", Family::Kernel, A{}, one(always(Gate::Always))},
     {SYS_iopl, "iopl", Family::Kernel, A{}, one(always(Gate::Always))},
+    // Packet and raw IP sockets: a packet made by hand reaches any address
+    // with no connect and no address a rule could judge.
+    {SYS_socket,
+     "socket",
+     Family::Kernel,
+     A{.flags = 1},
+     {when(Gate::Always, masked(0, 0xffffffffu, AF_PACKET)),
+      when(Gate::Always, masked(0, 0xffffffffu, AF_INET), masked(1, 0xf, SOCK_RAW)),
+      when(Gate::Always, masked(0, 0xffffffffu, AF_INET6), masked(1, 0xf, SOCK_RAW))}},
     {SYS_ioperm, "ioperm", Family::Kernel, A{}, one(always(Gate::Always))},
     // A page-fault handler could stall the supervisor's reads of target memory.
     {SYS_userfaultfd, "userfaultfd", Family::Userfaultfd, A{}, one(refuse(Gate::Always, EPERM))},

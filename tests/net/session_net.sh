@@ -128,6 +128,12 @@ import socket; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.connect((
 expect "a second resolver (TCP)" refused dig +tcp +short +time=2 +tries=1 @$up -p 5353 ok.cbtest
 expect "a forked, setsid child" refused sh -c "setsid python3 -c \"
 import socket; socket.create_connection(('$bad', 8080), timeout=5)\""
+expect "a raw IP socket (packets made by hand)" refused python3 -c "
+import socket; socket.socket(socket.AF_INET, socket.SOCK_RAW | socket.SOCK_CLOEXEC, socket.IPPROTO_UDP)"
+recorded "a raw IP socket" deny "raw socket"
+expect "a packet socket" refused python3 -c "
+import socket; socket.socket(socket.AF_PACKET, socket.SOCK_RAW, 0)"
+recorded "a packet socket" deny "packet socket"
 if command -v busybox >/dev/null; then
     expect "busybox wget (its own resolver code)" refused busybox wget -q -O /dev/null http://$bad:8080/
 fi
