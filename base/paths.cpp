@@ -1,6 +1,9 @@
 #include "base/paths.h"
 
+#include <unistd.h>
+
 #include <climits>
+#include <cstdio>
 #include <cstdlib>
 
 #include <ctime>
@@ -65,6 +68,14 @@ std::string boot_id() {
   std::string s;
   std::getline(f, s);
   return s;
+}
+
+std::string fd_path(int fd) {
+  char link[64], buf[PATH_MAX];
+  snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+  ssize_t n = readlink(link, buf, sizeof buf);
+  if (n <= 0) return {};
+  return std::string(buf, static_cast<size_t>(n));
 }
 
 }  // namespace cb

@@ -25,6 +25,9 @@ inline bool path_within(std::string_view path, std::string_view root) {
 // symbolic link must be resolved once, here.  A relative path is returned
 // as is.
 std::string canonical_path(std::string_view path);
+// What /proc/self/fd/FD names: the fd's absolute path as this process sees
+// it, or the kernel's name of a non-file ("pipe:[N]"); "" when unreadable.
+std::string fd_path(int fd);
 
 // CLOCK_REALTIME in nanoseconds: the time stamps of the audit trail.
 int64_t realtime_ns();

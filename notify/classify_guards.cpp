@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <string>
 
+#include "base/paths.h"
 #include "procs/creds.h"
 
 #include "notify/handlers.h"

@@ -19,6 +19,7 @@
 #include <set>
 #include <string>
 
+#include "base/paths.h"
 #include "notify/fixed_args.h"
 #include "notify/handlers.h"
 #include "notify/listener.h"

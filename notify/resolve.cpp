@@ -503,12 +503,4 @@ Result<Resolved> resolve_path(PathContext& ctx, int dirfd, std::string_view path
   return walk(ctx, std::move(base), path, follow, trailing);
 }
 
-std::string fd_path(int fd) {
-  char link[64], buf[PATH_MAX];
-  snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
-  ssize_t n = readlink(link, buf, sizeof buf);
-  if (n <= 0) return {};
-  return std::string(buf, static_cast<size_t>(n));
-}
-
 }  // namespace cb

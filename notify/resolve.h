@@ -104,7 +104,4 @@ struct Resolved {
 // ENOTDIR, ELOOP, ENAMETOOLONG, EACCES...).
 Result<Resolved> resolve_path(PathContext& ctx, int dirfd, std::string_view path, Follow follow);
 
-// The absolute path of an fd as the supervisor sees it.
-std::string fd_path(int fd);
-
 }  // namespace cb

@@ -6,6 +6,7 @@
 #include <climits>
 #include <cstdio>
 
+#include "base/paths.h"
 #include "procs/creds.h"
 #include "procs/procs.h"
 
@@ -15,13 +16,6 @@ namespace {
 std::vector<MountEntry> mounts_of(pid_t pid) {
   Privileged priv;
   return parse_mountinfo(read_proc_file(pid, "mountinfo", 1 << 22));
-}
-
-std::string readlink_fd(int fd) {
-  char link[64], buf[PATH_MAX];
-  snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
-  ssize_t n = readlink(link, buf, sizeof buf);
-  return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string();
 }
 
 bool same_place(const MountEntry& a, const MountEntry& b) { return a.dev == b.dev && a.root == b.root; }
@@ -103,7 +97,7 @@ Result<MountEntry> MountMap::mount_of(int fd, pid_t tid) {
 
 Result<std::string> MountMap::host_name(int fd, pid_t tid) {
   int id = mount_id(fd);
-  std::string inside = readlink_fd(fd);
+  std::string inside = fd_path(fd);
   // Not a name in any tree (a namespace, a pipe, an anonymous inode): as the
   // kernel names it.
   if (inside.empty() || inside[0] != '/') return inside;
