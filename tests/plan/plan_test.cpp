@@ -132,6 +132,19 @@ TEST(Plan, HardLinksReachTheSupervisorWhereWritesAreJudged) {
   EXPECT_TRUE(plan.filter.has(Gate::HardLinks));
 }
 
+TEST(Plan, ARuleOnSendsAloneSendsThemToTheSupervisor) {
+  PlanInput in = session();
+  in.keep = false;
+  HostFacts h = host_with_dir("/srv/fixture");
+  EXPECT_FALSE(make_plan(load(kProtectTree), in, h).filter.has(Gate::Net));
+  Policy p = load(R"(version: 1
+default: allow
+rules:
+  - {id: no-dns-elsewhere, action: net.send, port: [53], decision: deny}
+)");
+  EXPECT_TRUE(make_plan(p, in, h).filter.has(Gate::Net));
+}
+
 TEST(Plan, AMissingTreeIsLeftToTheSupervisorAndSaysSo) {
   Policy p = load(kProtectTree);
   HostFacts h;  // /srv/fixture does not exist
