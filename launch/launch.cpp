@@ -8,6 +8,7 @@
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/eventfd.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
@@ -43,8 +44,8 @@ SavedSignals g_signals;
 
 long raw_getpid() { return syscall(SYS_getpid); }
 
-bool send_msg(int fd, CtlType t, int a = 0, int b = 0) {
-  CtlMsg m{t, a, b};
+bool send_msg(int fd, CtlType t, int a = 0, int b = 0, int c = 0, int d = 0) {
+  CtlMsg m{t, a, b, c, d};
   return send(fd, &m, sizeof m, MSG_NOSIGNAL) == sizeof m;
 }
 
@@ -58,34 +59,22 @@ bool recv_msg(int fd, CtlMsg* m) {
   }
 }
 
-bool send_listener(int ctl, int listener, int killable, int abi) {
-  CtlMsg m{CtlType::Listener, killable, abi};
-  iovec iov{&m, sizeof m};
-  alignas(cmsghdr) char buf[CMSG_SPACE(sizeof(int)) + CMSG_SPACE(sizeof(ucred))];
-  memset(buf, 0, sizeof buf);
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = buf;
-  msg.msg_controllen = sizeof buf;
-  cmsghdr* c = CMSG_FIRSTHDR(&msg);
-  if (listener >= 0) {
-    c->cmsg_level = SOL_SOCKET;
-    c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN(sizeof(int));
-    memcpy(CMSG_DATA(c), &listener, sizeof(int));
-    c = CMSG_NXTHDR(&msg, c);
-  } else {
-    msg.msg_controllen = CMSG_SPACE(sizeof(ucred));
+// Says where the listener is with a plain send(): a sendto without an
+// address, which no filter notifies, where sendmsg may be (a policy that
+// judges sends), and the listener that would answer it is this one.  The
+// kernel adds our credentials (the supervisor's end has SO_PASSCRED),
+// translated into the supervisor's pid namespace: that is how it learns
+// the command's pid.  It takes the listener with pidfd_getfd, then wakes
+// `ack`.
+bool send_listener(int ctl, int listener, int ack, int killable, int abi) {
+  if (!send_msg(ctl, CtlType::Listener, killable, abi, listener, ack)) return false;
+  if (listener < 0) return true;
+  pollfd p{ack, POLLIN, 0};
+  int n;
+  while ((n = poll(&p, 1, 30000)) < 0 && errno == EINTR) {
   }
-  // Credentials carry our pid, which the kernel translates into the
-  // supervisor's pid namespace: that is how it learns the command's pid.
-  c->cmsg_level = SOL_SOCKET;
-  c->cmsg_type = SCM_CREDENTIALS;
-  c->cmsg_len = CMSG_LEN(sizeof(ucred));
-  ucred cr{static_cast<pid_t>(raw_getpid()), getuid(), getgid()};
-  memcpy(CMSG_DATA(c), &cr, sizeof cr);
-  return sendmsg(ctl, &msg, MSG_NOSIGNAL) == sizeof m;
+  uint64_t v;
+  return n == 1 && read(ack, &v, sizeof v) == sizeof v;
 }
 
 int set_mount_attr(const char* path, uint64_t attr_set, bool recursive) {
@@ -204,17 +193,23 @@ int apply_landlock(int abi) {
     send_msg(ctl, CtlType::ExecFailed, errno, 1);
     _exit(125);
   }
+  // init made itself not dumpable, and so this copy of it: the supervisor
+  // takes the listener from here with pidfd_getfd, which needs it dumpable
+  // (exec would make it so anyway).
+  prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+  int ack = spec.listener ? eventfd(0, EFD_CLOEXEC) : -1;
   int abi = spec.landlock_abi;
   if (apply_landlock(abi)) abi = 0;  // the supervisor marks the session degraded
   bool killable = false;
   int listener = spec.listener ? install_filter_raw(spec.filter, &killable) : install_filter_plain(spec.filter);
-  if (listener < 0) {
+  if (listener < 0 || (spec.listener && ack < 0)) {
     send_msg(ctl, CtlType::ExecFailed, errno, 1);
     _exit(125);
   }
   if (!spec.listener) listener = -1;
-  if (!send_listener(ctl, listener, killable, abi)) _exit(125);
+  if (!send_listener(ctl, listener, ack, killable, abi)) _exit(125);
   if (listener >= 0) close(listener);
+  if (ack >= 0) close(ack);
   cloexec_own_fds();
   execvp(argv[0], argv);
   int e = errno;
@@ -477,6 +472,24 @@ Result<Ok> Launcher::prepare(std::vector<MountFailure>* failures) {
   return Ok{};
 }
 
+namespace {
+
+// The command's listener, taken from it (pidfd_getfd), then the command
+// woken to go on to exec.
+Result<UniqueFd> take_listener(pid_t pid, int listener, int ack) {
+  if (pid <= 0 || listener < 0) return Error{EIO, "no seccomp listener announced"};
+  UniqueFd pidfd(static_cast<int>(syscall(SYS_pidfd_open, pid, 0)));
+  if (!pidfd) return Error::from_errno("pidfd_open of the command");
+  UniqueFd fd(static_cast<int>(syscall(SYS_pidfd_getfd, pidfd.get(), listener, 0)));
+  if (!fd) return Error::from_errno("taking the seccomp listener from the command (pidfd_getfd)");
+  UniqueFd wake(static_cast<int>(syscall(SYS_pidfd_getfd, pidfd.get(), ack, 0)));
+  uint64_t one = 1;
+  if (!wake || write(wake.get(), &one, sizeof one) != sizeof one) return Error::from_errno("waking the command");
+  return fd;
+}
+
+}  // namespace
+
 Result<Launched> Launcher::start() {
   if (!send_msg(ctl_.get(), CtlType::Go)) return Error::from_errno("control channel");
   for (;;) {
@@ -496,18 +509,21 @@ Result<Launched> Launcher::start() {
     if (m.type != CtlType::Listener) continue;
     Launched l;
     for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
-      if (c->cmsg_level != SOL_SOCKET) continue;
-      if (c->cmsg_type == SCM_RIGHTS) {
+      if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
         int fd;
         memcpy(&fd, CMSG_DATA(c), sizeof fd);
-        l.listener.reset(fd);
-      } else if (c->cmsg_type == SCM_CREDENTIALS) {
+        close(fd);  // nobody sends one: not ours to keep
+      } else if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_CREDENTIALS) {
         ucred cr;
         memcpy(&cr, CMSG_DATA(c), sizeof cr);
         l.command_pid = cr.pid;
       }
     }
-    if (!l.listener && spec_.listener) return Error{EIO, "no seccomp listener received"};
+    if (spec_.listener) {
+      auto taken = take_listener(l.command_pid, m.c, m.d);
+      if (!taken) return taken.error();
+      l.listener = std::move(*taken);
+    }
     l.init_pid = init_pid_;
     l.killable_recv = m.a != 0;
     l.landlock_abi_applied = m.b;

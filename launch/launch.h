@@ -3,8 +3,8 @@
 //   supervisor ── clone(NEWPID|NEWNS[|NEWUSER]) ──> init (pid 1 of the session)
 //                                                     │  private mounts: the kernel layers
 //                                                     └─ fork ─> command: Landlock, no_new_privs,
-//                                                                seccomp filter, listener sent
-//                                                                to the supervisor, exec
+//                                                                seccomp filter, listener taken
+//                                                                by the supervisor, exec
 //
 // init reaps every process of the session (orphans included) and reports the
 // command's status; the session ends when init has no process left.  init
@@ -109,7 +109,7 @@ enum class CtlType : uint32_t {
   MountFailed = 2,  // init -> supervisor: a = op index, b = errno
   Ready = 3,        // init -> supervisor: mounts done
   Go = 4,           // supervisor -> init: fork the command
-  Listener = 5,     // command -> supervisor: SCM_RIGHTS listener (if any); a = killable, b = landlock abi
+  Listener = 5,     // command -> supervisor: a = killable, b = landlock abi, c = listener fd (or -1), d = ack eventfd
   ExecFailed = 6,   // command -> supervisor: a = errno, b = stage (0 exec, 1 setup)
   Exited = 7,       // init -> supervisor: a = wait status of the command
   Done = 8,         // init -> supervisor: no process left
@@ -121,6 +121,8 @@ struct CtlMsg {
   CtlType type;
   int32_t a = 0;
   int32_t b = 0;
+  int32_t c = 0;
+  int32_t d = 0;
 };
 
 }  // namespace cb

@@ -1,6 +1,8 @@
 // The handlers of the network families: connect and bind, decided on the
 // address as it was read and carried out on the very socket (pidfd_getfd)
-// with that address, so no thread can swap it after the check.
+// with that address, so no thread can swap it after the check.  What they
+// share with the sends (classify_send.cpp): the address's text and the way
+// to a unix socket named by a path.
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -9,61 +11,102 @@
 
 #include <cstddef>
 #include <cstring>
+#include <optional>
 
+#include "base/paths.h"
 #include "net/sockaddr.h"
 #include "notify/handlers.h"
 #include "notify/listener.h"
 
 namespace cb::handlers {
+namespace {
+
+constexpr size_t kSunPath = offsetof(sockaddr_un, sun_path);
+
+sa_family_t family_of(const std::vector<uint8_t>& a) {
+  sa_family_t fam = 0;
+  if (a.size() >= sizeof fam) memcpy(&fam, a.data(), sizeof fam);
+  return fam;
+}
+
+// The path of a unix address that names a file (not abstract, not empty).
+std::optional<std::string> unix_path(const std::vector<uint8_t>& a) {
+  if (family_of(a) != AF_UNIX || a.size() <= kSunPath || a[kSunPath] == 0) return std::nullopt;
+  const char* p = reinterpret_cast<const char*>(a.data() + kSunPath);
+  return std::string(p, strnlen(p, a.size() - kSunPath));
+}
+
+}  // namespace
+
+std::string sockaddr_text(const std::vector<uint8_t>& a, int type, PathContext* ctx) {
+  if (a.size() < sizeof(sa_family_t)) return "?";
+  // One spelling per host (net/sockaddr.h): ::ffff:a.b.c.d is a.b.c.d.
+  std::string text = net::describe_sockaddr(a, type).path;
+  // A unix path relative to the caller's cwd, named from the root as the
+  // tracer names it: a rule on the absolute name holds for either spelling.
+  if (text.starts_with("unix:") && text.size() > 5 && text[5] != '/' && text[5] != '@' && ctx)
+    if (auto cwd = ctx->cwd_path(); cwd && !cwd->empty()) text = "unix:" + join_path(*cwd, text.substr(5));
+  return text;
+}
+
+int socket_type(int fd) {
+  int type = 0;
+  socklen_t sl = sizeof type;
+  if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &sl) != 0) return 0;
+  return type;
+}
+
+Result<Ok> reach_unix_path(PathContext& ctx, std::vector<uint8_t>& addr, bool binding, UniqueFd& held) {
+  auto sp = unix_path(addr);
+  if (!sp) return Ok{};
+  // The path names the socket in the target's mount namespace: resolve it
+  // there and reach it through the resolved object.
+  auto r = resolve_path(ctx, AT_FDCWD, *sp, binding ? Follow::NoFinal : Follow::Final);
+  if (!r) return r.error();
+  std::string via;
+  if (!binding) {
+    if (!r->exists) return Error{ENOENT, "no socket"};
+    UniqueFd o = std::move(r->object);
+    if (!o) o.reset(openat(r->parent.get(), r->name.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
+    if (!o) return Error{errno, "socket file"};
+    via = "/proc/self/fd/" + std::to_string(o.get());
+    held = std::move(o);
+  } else {
+    if (r->exists) return Error{EADDRINUSE, "exists"};
+    via = "/proc/self/fd/" + std::to_string(r->parent.get()) + "/" + r->name;
+    held = std::move(r->parent);
+  }
+  if (via.size() >= sizeof(sockaddr_un::sun_path)) return Error{ENAMETOOLONG, "path"};
+  sockaddr_un un{};
+  un.sun_family = AF_UNIX;
+  memcpy(un.sun_path, via.data(), via.size());
+  addr.assign(reinterpret_cast<uint8_t*>(&un), reinterpret_cast<uint8_t*>(&un) + kSunPath + via.size() + 1);
+  return Ok{};
+}
+
 Classified classify_socket_address(const Call& call, const Syscall& row, PathContext& ctx, const ClassifyEnv& env) {
   const uint64_t* a = call.args;
   size_t len = a[row.args.addrlen];
   if (len > sizeof(sockaddr_storage)) return fail(EINVAL);
   std::vector<uint8_t> addr(len);
   if (len && !TargetMemory::read(call.tid, a[row.args.addr], addr.data(), len)) return fail(EFAULT);
-  int type = SOCK_STREAM;
-  if (auto f = target_fd_object(call, as_fd(a[row.args.sock]), true, env)) {
-    socklen_t sl = sizeof type;
-    getsockopt(f->get(), SOL_SOCKET, SO_TYPE, &type, &sl);
-  }
   auto sock = target_fd_object(call, as_fd(a[row.args.sock]), true, env);
   if (!sock) return fail(sock.error().err == EBADF ? EBADF : ENOTSOCK);
+  int type = socket_type(sock->get());
+  if (!type) type = SOCK_STREAM;
   Classified c;
   bool connecting = row.family == Family::Connect;
-  net::SocketTarget t = net::describe_sockaddr(addr, type);
-  c.facets.push_back(facet(connecting ? Action::NetConnect : Action::NetBind, t.path));
-  c.facets.back().net = std::move(t.net);
+  std::string text = sockaddr_text(addr, type, &ctx);
+  c.facets.push_back(facet(connecting ? Action::NetConnect : Action::NetBind, text));
+  // A datagram socket connected to an address sends there from then on
+  // (send(), write(), bash's /dev/udp/HOST/PORT), with no address in the
+  // call: the connect is where that send is judged.  AF_UNSPEC only
+  // dissolves the association.
+  if (connecting && type == SOCK_DGRAM && family_of(addr) != AF_UNSPEC)
+    c.facets.push_back(facet(Action::NetSend, text));
   // Carried out on the very socket, with the address as it was checked.
   c.op.kind = connecting ? OpKind::Connect : OpKind::Bind;
-  sa_family_t fam = 0;
-  if (addr.size() >= sizeof fam) memcpy(&fam, addr.data(), sizeof fam);
-  size_t off = offsetof(sockaddr_un, sun_path);
-  if (fam == AF_UNIX && addr.size() > off && addr[off] != 0) {
-    // A path names the socket in the target's mount namespace: resolve it
-    // there and reach it through the resolved object.
-    std::string sp(reinterpret_cast<const char*>(addr.data() + off),
-                   strnlen(reinterpret_cast<const char*>(addr.data() + off), addr.size() - off));
-    auto r = resolve_path(ctx, AT_FDCWD, sp, connecting ? Follow::Final : Follow::NoFinal);
-    if (!r) return fail(r.error().err);
-    std::string via;
-    if (connecting) {
-      if (!r->exists) return fail(ENOENT);
-      UniqueFd o = std::move(r->object);
-      if (!o) o.reset(openat(r->parent.get(), r->name.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
-      if (!o) return fail(errno);
-      via = "/proc/self/fd/" + std::to_string(o.get());
-      c.op.dir2 = std::move(o);
-    } else {
-      if (r->exists) return fail(EADDRINUSE);
-      via = "/proc/self/fd/" + std::to_string(r->parent.get()) + "/" + r->name;
-      c.op.dir2 = std::move(r->parent);
-    }
-    if (via.size() >= sizeof(sockaddr_un::sun_path)) return fail(ENAMETOOLONG);
-    sockaddr_un un{};
-    un.sun_family = AF_UNIX;
-    memcpy(un.sun_path, via.data(), via.size());
-    addr.assign(reinterpret_cast<uint8_t*>(&un), reinterpret_cast<uint8_t*>(&un) + off + via.size() + 1);
-  }
+  if (auto r = reach_unix_path(ctx, addr, !connecting, c.op.dir2); !r) return fail(r.error().err);
   c.op.blob = std::move(addr);
   int fl = fcntl(sock->get(), F_GETFL);
   c.op.blocking = connecting && type == SOCK_STREAM && fl >= 0 && !(fl & O_NONBLOCK);

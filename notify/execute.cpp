@@ -15,10 +15,12 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstring>
 
 #include "notify/listener.h"
 #include "notify/ops.h"
+#include "notify/send.h"
 #include "procs/creds.h"
 
 namespace cb {
@@ -125,6 +127,15 @@ Outcome execute(Operation& op, const Call& call, const Creds& creds, Listener& l
       out.ret = result(bind(op.obj.get(), reinterpret_cast<const sockaddr*>(op.blob.data()),
                             static_cast<socklen_t>(op.blob.size())));
       break;
+    case OpKind::Send: {
+      SendStep st = send_step(op, call);
+      if (st.would_block) {
+        out.would_block = true;  // not answered: a worker waits for room
+        return out;
+      }
+      out.ret = st.ret;
+      break;
+    }
     case OpKind::IoctlFlags:
       out.ret = result(ioctl(op.obj.get(), static_cast<unsigned long>(op.flags), op.blob.data()));
       break;
@@ -186,6 +197,39 @@ Outcome execute_blocking(Operation& op, const Call& call, const Creds& creds, Li
     fcntl(op.obj.get(), F_SETFL, fl);
     out.ret = err ? -err : 0;
     out.responded = err ? l.respond_error(call.id, err) : l.respond_value(call.id, 0);
+    return out;
+  }
+  if (op.kind == OpKind::Send) {
+    // Tried once already (execute): wait for room, then send the rest, as
+    // long as the socket's send timeout (SO_SNDTIMEO) lets the caller wait.
+    int timeout = send_timeout_ms(op);
+    auto start = std::chrono::steady_clock::now();
+    for (;;) {
+      pollfd p{op.obj.get(), POLLOUT, 0};
+      int ready = poll(&p, 1, 20);
+      size_t before = send_progress(op);
+      SendStep st = send_step(op, call);
+      if (!st.would_block) {
+        out.ret = st.ret;
+        break;
+      }
+      if (!still_wanted()) {
+        out.ret = -EINTR;
+        break;
+      }
+      auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
+      if (timeout >= 0 && waited.count() >= timeout) {
+        // What a blocking send answers when its timeout runs out: what it
+        // sent, or EAGAIN.
+        out.ret = send_cut(op).ret;
+        break;
+      }
+      // Writable by poll yet refused (a unix datagram's receiver is full):
+      // the kernel would sleep on the receiver; sleep a little here.
+      if (ready > 0 && send_progress(op) == before) usleep(5000);
+    }
+    out.responded =
+        out.ret < 0 ? l.respond_error(call.id, static_cast<int>(-out.ret)) : l.respond_value(call.id, out.ret);
     return out;
   }
   return execute(op, call, creds, l);

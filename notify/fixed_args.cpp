@@ -6,6 +6,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -75,6 +76,19 @@ std::string unfixed_args(pid_t tid, const std::vector<ArgRange>& ranges,
     }
   }
   return {};
+}
+
+bool descriptors_fixed(pid_t tid, const std::function<std::vector<pid_t>()>& session_pids) {
+  Privileged priv;
+  std::string status = read_proc_file(tid, "status", 8192);
+  if (status_number(status, "\nThreads:") != 1 || status_number(status, "\nTgid:") != tid) return false;
+  if (session_pids)
+    for (pid_t p : session_pids()) {
+      if (p == tid) continue;
+      long same = syscall(SYS_kcmp, tid, p, KCMP_FILES, 0, 0);
+      if (same == 0 || (same < 0 && errno != ESRCH)) return false;  // sharing, or unknown: not fixed
+    }
+  return true;
 }
 
 }  // namespace cb

@@ -29,4 +29,11 @@ struct ArgRange {
 std::string unfixed_args(pid_t tid, const std::vector<ArgRange>& ranges,
                          const std::function<std::vector<pid_t>()>& session_pids, int dirfd = -1);
 
+// Whether the caller's descriptor table can change while it waits in its
+// call: not when it is the only thread of its process (and that process's
+// leader) and no other process of the session shares the table.  Then the
+// fd a call names is the file the supervisor looked at, until the kernel
+// runs it.
+bool descriptors_fixed(pid_t tid, const std::function<std::vector<pid_t>()>& session_pids);
+
 }  // namespace cb

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include <string>
+#include <vector>
 
 #include "base/result.h"
 #include "notify/ops.h"
@@ -65,8 +66,20 @@ Classified classify_signal(const Call&, const Syscall&, PathContext&, const Clas
 Classified classify_trace(const Call&, const Syscall&, PathContext&, const ClassifyEnv&);
 Classified classify_prlimit(const Call&, const Syscall&, PathContext&, const ClassifyEnv&);
 
-// ---- network (classify_net.cpp)
+// ---- network (classify_net.cpp, classify_send.cpp)
 Classified classify_socket_address(const Call&, const Syscall&, PathContext&, const ClassifyEnv&);  // connect, bind
+Classified classify_send(const Call&, const Syscall&, PathContext&, const ClassifyEnv&);  // sendto, sendmsg, sendmmsg
+// A socket address as rules and the trail name it: "udp:1.2.3.4:53",
+// "tcp:[::1]:80", "unix:/run/x.sock" (a relative path joined to the
+// caller's cwd when `ctx` is given), "unix:@abstract", "family:N".
+std::string sockaddr_text(const std::vector<uint8_t>& addr, int type, PathContext* ctx = nullptr);
+// SO_TYPE of a socket, 0 when `fd` is none.
+int socket_type(int fd);
+// A unix address naming a path names a file in the target's mount
+// namespace: resolved there, and `addr` rewritten to reach what it led to
+// through /proc/self/fd/N of `held` (the socket file; with `binding`, the
+// directory to make it in).  Other addresses are left as they are.
+Result<Ok> reach_unix_path(PathContext& ctx, std::vector<uint8_t>& addr, bool binding, UniqueFd& held);
 
 // ---- guards and the supervisor's caches (classify_guards.cpp)
 Classified classify_io_uring_setup(const Call&, const Syscall&, PathContext&, const ClassifyEnv&);

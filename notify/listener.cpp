@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <climits>
 #include <cstring>
 
 #include "syscalls/compat.h"
@@ -148,6 +149,41 @@ Result<Ok> TargetMemory::read(pid_t tid, uint64_t addr, void* out, size_t len) {
     addr += static_cast<uint64_t>(n);
     len -= static_cast<size_t>(n);
   }
+  return Ok{};
+}
+
+Result<Ok> TargetMemory::read_gather(pid_t tid, const iovec* remote, size_t n, void* out) {
+  size_t total = 0;
+  for (size_t i = 0; i < n; ++i) total += remote[i].iov_len;
+  if (total == 0) return Ok{};
+  iovec local{out, total};
+  if (n <= IOV_MAX && process_vm_readv(tid, &local, 1, remote, n, 0) == static_cast<ssize_t>(total)) return Ok{};
+  // A buffer crossing into an unmapped page, or no process_vm_readv:
+  // buffer by buffer, a page at a time.
+  auto* p = static_cast<char*>(out);
+  for (size_t i = 0; i < n; ++i) {
+    if (remote[i].iov_len == 0) continue;
+    auto r = read(tid, reinterpret_cast<uint64_t>(remote[i].iov_base), p, remote[i].iov_len);
+    if (!r) return r.error();
+    p += remote[i].iov_len;
+  }
+  return Ok{};
+}
+
+Result<Ok> TargetMemory::write(pid_t tid, uint64_t addr, const void* in, size_t len) {
+  if (addr == 0) return Error{EFAULT, "null pointer"};
+  iovec local{const_cast<void*>(in), len};
+  iovec remote{reinterpret_cast<void*>(addr), len};
+  ssize_t n = process_vm_writev(tid, &local, 1, &remote, 1, 0);
+  if (n == static_cast<ssize_t>(len)) return Ok{};
+  // Where the kernel's own write would fault, so does this one (/proc/PID/mem
+  // would write through a read-only mapping).
+  if (n >= 0 || errno == EFAULT) return Error{EFAULT, "writing target memory"};
+  char path[64];
+  snprintf(path, sizeof path, "/proc/%d/mem", tid);
+  UniqueFd fd(open(path, O_WRONLY | O_CLOEXEC));
+  if (!fd || pwrite(fd.get(), in, len, static_cast<off_t>(addr)) != static_cast<ssize_t>(len))
+    return Error{errno ? errno : EFAULT, "writing target memory"};
   return Ok{};
 }
 

@@ -6,6 +6,7 @@
 
 #include <linux/seccomp.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 
 #include <cstdint>
 #include <string>
@@ -57,6 +58,12 @@ class TargetMemory {
   // ENAMETOOLONG when no NUL is found, EFAULT for a bad address.
   static Result<std::string> read_string(pid_t tid, uint64_t addr, size_t max);
   static Result<Ok> read(pid_t tid, uint64_t addr, void* out, size_t len);
+  // Gathers the target's buffers `remote[0..n)` into `out` (their total
+  // length), in one process_vm_readv where every byte is mapped.
+  static Result<Ok> read_gather(pid_t tid, const iovec* remote, size_t n, void* out);
+  // Writes into the target's memory (what a call returns through a
+  // pointer, e.g. sendmmsg's msg_len).
+  static Result<Ok> write(pid_t tid, uint64_t addr, const void* in, size_t len);
 };
 
 }  // namespace cb

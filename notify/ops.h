@@ -63,7 +63,22 @@ enum class OpKind : uint8_t {
   FdFallocate,  // fallocate(fd copy, flags, value, len)
   Connect,      // connect(socket copy, blob): the address as checked
   Bind,         // bind(socket copy, blob)
+  Send,         // sendmsg(socket copy, each of msgs) with flags: notify/send.h
   Reply,        // answer `value` (decided in the supervisor, nothing to carry out)
+};
+
+// One message of a send the supervisor carries out: what was checked, as
+// it was read once from the target (notify/send.h).
+struct SendMessage {
+  bool named = false;            // a name was given (it may be empty: the kernel says what that means)
+  std::vector<uint8_t> name;     // the destination as checked (a unix path rewritten to reach its socket)
+  UniqueFd via;                  // the socket file a unix path led to, which `name` reaches
+  std::vector<uint8_t> data;     // the payload
+  std::vector<uint8_t> control;  // ancillary data, SCM_RIGHTS naming `fds`
+  std::vector<UniqueFd> fds;     // the target's descriptors it passes, taken with pidfd_getfd
+  uint64_t flags = 0;            // the call's flags (sendmsg adds msg_flags' MSG_EOR, as the kernel does)
+  uint64_t len_at = 0;           // sendmmsg: where the target's msg_len is (0: none)
+  size_t sent = 0;               // bytes sent so far (a stream socket sends in pieces)
 };
 
 struct Operation {
@@ -81,6 +96,11 @@ struct Operation {
   bool cloexec = false;
   bool blocking = false;  // may block (a blocking connect, a FIFO open): carried out by a worker
   bool needs_umask = false;
+  // Send: the messages, the next one to send, and what the socket is.
+  std::vector<SendMessage> msgs;
+  size_t next_msg = 0;
+  bool multi = false;   // sendmmsg: answers the count of messages sent
+  bool stream = false;  // SOCK_STREAM: a send may go in pieces
 };
 
 struct Call {
@@ -122,12 +142,15 @@ struct ClassifyEnv {
 Classified classify(const Call& call, PathContext& ctx, const ClassifyEnv& env);
 
 struct Outcome {
-  int64_t ret = 0;         // >= 0: the value returned; < 0: -errno
-  bool responded = false;  // the answer already went to the kernel (ADDFD|SEND)
+  int64_t ret = 0;           // >= 0: the value returned; < 0: -errno
+  bool responded = false;    // the answer already went to the kernel (ADDFD|SEND)
+  bool would_block = false;  // not answered: a blocking send must wait (execute_blocking goes on)
 };
 
 // Carries out an allowed operation on the resolved objects, with the
-// calling thread's credentials, and answers the kernel.
+// calling thread's credentials, and answers the kernel.  A send that would
+// block its caller is tried once without blocking; if it must wait, it is
+// not answered (`would_block`) and goes on with execute_blocking.
 Outcome execute(Operation& op, const Call& call, const Creds& creds, Listener& listener);
 
 // Same, for an operation that may block (a FIFO with no reader yet, a

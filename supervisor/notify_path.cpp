@@ -221,6 +221,8 @@ void NotifyPath::on_notification() {
       listener_.respond_continue(call.id);
     else if (c.op.kind == OpKind::Reply)
       listener_.respond_value(call.id, c.op.value);
+    else if (c.op.kind == OpKind::Send)
+      send_unjudged(call, c.op, creds);
     else
       listener_.respond_error(call.id, c.op.err ? c.op.err : EPERM);
     return;
@@ -411,6 +413,10 @@ void NotifyPath::finish(const Call& call, Classified& c, EventRow& row, bool all
     return;
   }
   Outcome out = execute(c.op, call, *use, listener_);
+  if (out.would_block) {  // a send that must wait for room
+    workers_.run(call, std::move(c.op), *use, std::move(row));
+    return;
+  }
   row.result_errno = out.ret < 0 ? static_cast<int32_t>(-out.ret) : 0;
   if (c.op.kind == OpKind::Continue && opts_.tracer && traced(call.nr)) {
     // The kernel runs it after us: the tracer's record of it brings the
@@ -426,6 +432,15 @@ void NotifyPath::finish(const Call& call, Classified& c, EventRow& row, bool all
   if (row.ev.action == Action::SysMount && pe) procs_.invalidate_fs(pe->info->pid);
   if (c.op.kind == OpKind::Continue) row.result_errno = -1;  // the kernel's result, seen by the tracer
   rec_.emit(row);
+}
+
+// A send with nothing to judge (every message goes to the socket's
+// connected peer) is carried out all the same: the messages as they were
+// read, so that no thread can give one a name after the look.  Nothing was
+// decided, so nothing is recorded.
+void NotifyPath::send_unjudged(const Call& call, Operation& op, const Creds& creds) {
+  Outcome out = execute(op, call, creds, listener_);
+  if (out.would_block) workers_.run(call, std::move(op), creds, std::nullopt);
 }
 
 // The filter kills a process that makes a syscall through another ABI

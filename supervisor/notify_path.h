@@ -64,6 +64,7 @@ class NotifyPath {
                                         const std::string& path, mode_t final_mode);
   void finish(const Call& call, Classified& c, EventRow& row, bool allow, ProcessEntry* pe, const Creds& creds);
   void note_link(const Classified& c);
+  void send_unjudged(const Call& call, Operation& op, const Creds& creds);
   bool kernel_carries(const Call& call, const Classified& c) const;
   std::vector<ChainLink> chain_of(ProcessEntry* pe);
   void park(Pending p, ProcessEntry* pe);

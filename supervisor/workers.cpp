@@ -9,15 +9,15 @@ Workers::Workers(Listener& listener) : listener_(listener), done_fd_(eventfd(0, 
 
 Workers::~Workers() { stop(); }
 
-void Workers::run(const Call& call, Operation op, Creds creds, EventRow row) {
+void Workers::run(const Call& call, Operation op, Creds creds, std::optional<EventRow> row) {
   auto finished = std::make_shared<std::atomic<bool>>(false);
   std::thread t([this, finished, call, op = std::move(op), creds = std::move(creds), row = std::move(row)]() mutable {
     Outcome out =
         execute_blocking(op, call, creds, listener_, [&] { return !stopping_ && listener_.id_valid(call.id); });
-    row.result_errno = out.ret < 0 ? static_cast<int32_t>(-out.ret) : 0;
-    {
+    if (row) {
+      row->result_errno = out.ret < 0 ? static_cast<int32_t>(-out.ret) : 0;
       std::lock_guard<std::mutex> g(mu_);
-      done_.push_back(std::move(row));
+      done_.push_back(std::move(*row));
     }
     *finished = true;
     uint64_t one = 1;

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -26,7 +27,9 @@ class Workers {
   Workers(const Workers&) = delete;
   Workers& operator=(const Workers&) = delete;
 
-  void run(const Call& call, Operation op, Creds creds, EventRow row);
+  // `row`: what the operation's result completes, or none (a send to a
+  // connected peer: nothing was judged, nothing is recorded).
+  void run(const Call& call, Operation op, Creds creds, std::optional<EventRow> row);
   // Readable when rows are done.
   int fd() const { return done_fd_.get(); }
   // The rows of the operations that completed since the last call.

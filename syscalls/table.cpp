@@ -159,6 +159,16 @@ constexpr Syscall kTable[] = {
     // ---- network
     {SYS_connect, "connect", Family::Connect, A{.sock = 0, .addr = 1, .addrlen = 2}, one(always(Gate::Net)), true},
     {SYS_bind, "bind", Family::Bind, A{.sock = 0, .addr = 1, .addrlen = 2}, one(always(Gate::Net)), true},
+    // Datagrams sent with an address.  sendto names it in a register: a
+    // send() without one (sendto with a null address) never leaves the
+    // kernel.  sendmsg and sendmmsg keep theirs behind a pointer (and may
+    // carry descriptors): every one is judged and carried out, so that no
+    // thread can rewrite the message after the check.  Not traced: the
+    // supervisor's row is the record.
+    {SYS_sendto, "sendto", Family::Send, A{.sock = 0, .addr = 4, .addrlen = 5, .flags = 3, .data = 1, .size = 2},
+     one(when(Gate::Sends, not_equal(4, 0)))},
+    {SYS_sendmsg, "sendmsg", Family::Send, A{.sock = 0, .flags = 2, .data = 1}, one(always(Gate::Sends))},
+    {SYS_sendmmsg, "sendmmsg", Family::Send, A{.sock = 0, .flags = 3, .data = 1, .size = 2}, one(always(Gate::Sends))},
     // ---- guards
     {SYS_io_uring_setup, "io_uring_setup", Family::IoUringSetup, A{}, one(always(Gate::Always))},
     {SYS_io_uring_enter, "io_uring_enter", Family::IoUringUse, A{}, one(refuse(Gate::IoUringRefused, ENOSYS))},
@@ -252,11 +262,11 @@ const Syscall* find_syscall(int nr) {
 
 std::string_view family_name(Family f) {
   static constexpr std::string_view kNames[] = {
-      "open",     "open_by_handle", "unlink",    "rename",         "link",         "symlink",    "mkdir",
-      "mknod",    "truncate",       "ftruncate", "fallocate",      "chmod",        "chown",      "utime",
-      "setxattr", "removexattr",    "xattrat",   "chattr",         "exec",         "signal",     "trace",
-      "prlimit",  "connect",        "bind",      "io_uring_setup", "io_uring_use", "mount",      "namespace",
-      "clone",    "clone3",         "kernel",    "chdir",          "creds",        "userfaultfd"};
+      "open",      "open_by_handle", "unlink",    "rename",    "link",           "symlink",      "mkdir",
+      "mknod",     "truncate",       "ftruncate", "fallocate", "chmod",          "chown",        "utime",
+      "setxattr",  "removexattr",    "xattrat",   "chattr",    "exec",           "signal",       "trace",
+      "prlimit",   "connect",        "bind",      "send",      "io_uring_setup", "io_uring_use", "mount",
+      "namespace", "clone",          "clone3",    "kernel",    "chdir",          "creds",        "userfaultfd"};
   static_assert(std::size(kNames) == static_cast<size_t>(Family::Count));
   auto i = static_cast<size_t>(f);
   return i < std::size(kNames) ? kNames[i] : "unknown";
@@ -288,7 +298,10 @@ ActionMask family_actions(Family f) {
     case Family::Signal: return bit(Action::ProcSignal);
     case Family::Trace:
     case Family::Prlimit: return bit(Action::ProcTrace);
-    case Family::Connect: return bit(Action::NetConnect);
+    // A datagram socket connected to an address sends there.
+    case Family::Connect: return bit(Action::NetConnect) | bit(Action::NetSend);
+    // MSG_FASTOPEN with an address is a connect.
+    case Family::Send: return bit(Action::NetSend) | bit(Action::NetConnect);
     case Family::Bind: return bit(Action::NetBind);
     case Family::IoUringSetup:
     case Family::IoUringUse: return bit(Action::SysIoUring);
@@ -321,7 +334,8 @@ std::string_view gate_name(Gate g) {
       "chmod/chown/utimes/xattr",
       "execve",
       "signals",
-      "connect/bind",
+      "connect, bind",
+      "sendto with an address, sendmsg, sendmmsg",
       "credential changes (the setuid family, capset)",
       "io_uring_enter/register refused (ENOSYS)"};
   static_assert(std::size(kNames) == static_cast<size_t>(Gate::Count));

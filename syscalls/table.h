@@ -51,6 +51,7 @@ enum class Family : uint8_t {
   Prlimit,  // on another process
   Connect,
   Bind,
+  Send,  // sendto with an address, sendmsg, sendmmsg: carried out by the supervisor
   IoUringSetup,
   IoUringUse,   // io_uring_enter/register: answered in the filter
   Mount,        // mount, umount2, pivot_root, chroot and the new mount API
@@ -112,7 +113,8 @@ enum class Gate : uint8_t {
   Attrs,
   Execs,
   Signals,
-  Net,
+  Net,    // connect, bind
+  Sends,  // datagrams with an address: only where some rule judges net.send
   CredChanges,
   IoUringRefused,  // io_uring_enter/register fail in the filter
   Count

@@ -112,6 +112,7 @@ std::optional<Event> event_of(const TraceRecord& r) {
     case Family::Exec:
     case Family::Trace:
     case Family::Prlimit:
+    case Family::Send:  // the supervisor carries every one out and writes its row
     case Family::IoUringSetup:
     case Family::IoUringUse:
     case Family::Mount:

@@ -2,13 +2,16 @@
 // the way a user would check them: the protected files are intact byte for
 // byte, the denial is in the audit database with the rule that made it, and
 // benign work outside runs as it would without cottonbox.
+#include <arpa/inet.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <pty.h>
 #include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <sys/xattr.h>
@@ -1022,6 +1025,172 @@ for name in ("open.sock", "secret.sock"):
   for (auto& e : events("deny"))
     if (e.row.ev.action == cb::Action::NetConnect) ++denied;
   EXPECT_EQ(denied, 2);
+}
+
+// A UDP server on a loopback address, outside the session: what reached it.
+class UdpServer {
+ public:
+  explicit UdpServer(const char* ip) : fd_(socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0)) {
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    inet_pton(AF_INET, ip, &a.sin_addr);
+    socklen_t len = sizeof a;
+    int big = 4 << 20;
+    setsockopt(fd_, SOL_SOCKET, SO_RCVBUFFORCE, &big, sizeof big);
+    if (bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
+        getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len) == 0)
+      port_ = ntohs(a.sin_port);
+  }
+  ~UdpServer() { close(fd_); }
+  int port() const { return port_; }
+  std::vector<std::string> received() {
+    std::vector<std::string> got;
+    char buf[65536];
+    ssize_t n;
+    while ((n = recv(fd_, buf, sizeof buf, MSG_DONTWAIT)) >= 0) got.emplace_back(buf, static_cast<size_t>(n));
+    return got;
+  }
+
+ private:
+  int fd_;
+  int port_ = 0;
+};
+
+class Sends : public Session {
+ protected:
+  void SetUp() override {
+    Session::SetUp();
+    ASSERT_GT(allowed_.port(), 0);
+    ASSERT_GT(denied_.port(), 0) << "127.0.0.2 is loopback on Linux";
+    ports_ = "export AP=" + std::to_string(allowed_.port()) + " DP=" + std::to_string(denied_.port()) + "; ";
+    write_file(policy_,
+               "version: 1\ndefault: allow\nrules:\n  - id: no-send-there\n    action: net.send\n"
+               "    path: [\"udp:127.0.0.2:" +
+                   std::to_string(denied_.port()) + "\"]\n    decision: deny\n");
+  }
+  UdpServer allowed_{"127.0.0.1"}, denied_{"127.0.0.2"};
+  std::string ports_;
+};
+
+bool has(const std::string& out, const std::string& line) { return out.find(line + "\n") != std::string::npos; }
+
+TEST_F(Sends, DatagramsAreJudgedByWhereTheyGoAndSentAsChecked) {
+  const char* py = R"(
+import ctypes, os, socket, struct
+A = ("127.0.0.1", int(os.environ["AP"])); D = ("127.0.0.2", int(os.environ["DP"]))
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+def attempt(f):
+    try: return f()
+    except OSError as e: return "errno %d" % e.errno
+print("sendto allowed", s.sendto(bytes(range(256)) + b"\0end", A))
+print("sendto denied", attempt(lambda: s.sendto(b"D1", D)))
+print("sendmsg denied", attempt(lambda: s.sendmsg([b"D", b"2"], [], 0, D)))
+print("sendmsg allowed", s.sendmsg([b"gather", b"-", b"ed"], [], 0, A))
+libc = ctypes.CDLL(None, use_errno=True)
+class iovec(ctypes.Structure): _fields_ = [("base", ctypes.c_void_p), ("len", ctypes.c_size_t)]
+class msghdr(ctypes.Structure): _fields_ = [("name", ctypes.c_void_p), ("namelen", ctypes.c_uint32),
+    ("iov", ctypes.POINTER(iovec)), ("iovlen", ctypes.c_size_t), ("control", ctypes.c_void_p),
+    ("controllen", ctypes.c_size_t), ("flags", ctypes.c_int)]
+class mmsghdr(ctypes.Structure): _fields_ = [("hdr", msghdr), ("len", ctypes.c_uint)]
+def sendmmsg(msgs):
+    arr, keep = (mmsghdr * len(msgs))(), []
+    for i, (dest, data) in enumerate(msgs):
+        name = ctypes.create_string_buffer(struct.pack("=H", socket.AF_INET) + struct.pack("!H", dest[1]) +
+                                           socket.inet_aton(dest[0]) + bytes(8), 16)
+        buf = ctypes.create_string_buffer(data, len(data))
+        iov = iovec(ctypes.cast(buf, ctypes.c_void_p), len(data))
+        keep += [name, buf, iov]
+        arr[i].hdr.name, arr[i].hdr.namelen = ctypes.cast(name, ctypes.c_void_p), 16
+        arr[i].hdr.iov, arr[i].hdr.iovlen = ctypes.pointer(iov), 1
+    rc = libc.sendmmsg(s.fileno(), arr, len(msgs), 0)
+    return rc, ctypes.get_errno() if rc < 0 else 0, [m.len for m in arr]
+print("sendmmsg mixed", *sendmmsg([(A, b"M1"), (D, b"M2")]))
+print("sendmmsg allowed", *sendmmsg([(A, b"M3"), (A, b"M44")]))
+# Descriptors over unix datagram sockets: a pair, and a server by path.
+a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
+r, w = os.pipe()
+socket.send_fds(a, [b"fd"], [w])
+msg, fds, _, _ = socket.recv_fds(b, 16, 4)
+os.write(fds[0], b"through the pair"); print("pair", msg.decode(), os.read(r, 64).decode())
+u = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); u.bind(os.environ["T"] + "/u.sock")
+c = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+c.sendmsg([b"fd"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, struct.pack("i", w))], 0, os.environ["T"] + "/u.sock")
+msg, fds, _, _ = socket.recv_fds(u, 16, 4)
+os.write(fds[0], b"through the path"); print("path", msg.decode(), os.read(r, 64).decode())
+creds = struct.pack("iII", os.getpid(), os.getuid(), os.getgid())
+print("credentials", attempt(lambda: a.sendmsg([b"c"], [(socket.SOL_SOCKET, socket.SCM_CREDENTIALS, creds)])))
+)";
+  write_file(t_ + "/send.py", py);
+  Outcome r = supervised(ports_ +
+                         "python3 $T/send.py; bash -c 'echo via-bash > /dev/udp/127.0.0.1/$AP' && echo bash-allowed; "
+                         "bash -c 'echo via-bash > /dev/udp/127.0.0.2/$DP' || echo bash-refused");
+  SCOPED_TRACE(r.out + r.err);
+  EXPECT_TRUE(has(r.out, "sendto allowed 260"));
+  EXPECT_TRUE(has(r.out, "sendto denied errno 1"));
+  EXPECT_TRUE(has(r.out, "sendmsg denied errno 1"));
+  EXPECT_TRUE(has(r.out, "sendmsg allowed 9"));
+  EXPECT_TRUE(has(r.out, "sendmmsg mixed -1 1 [0, 0]")) << "one denied destination refuses the call";
+  EXPECT_TRUE(has(r.out, "sendmmsg allowed 2 0 [2, 3]")) << "msg_len written back for each message";
+  EXPECT_TRUE(has(r.out, "pair fd through the pair"));
+  EXPECT_TRUE(has(r.out, "path fd through the path"));
+  EXPECT_TRUE(has(r.out, "credentials errno 1")) << "SCM_CREDENTIALS are refused";
+  EXPECT_TRUE(has(r.out, "bash-allowed"));
+  EXPECT_TRUE(has(r.out, "bash-refused")) << "a UDP socket connected to the address sends there";
+  std::string exact(256, '\0');
+  for (int i = 0; i < 256; ++i) exact[static_cast<size_t>(i)] = static_cast<char>(i);
+  exact += std::string("\0end", 4);
+  EXPECT_EQ(allowed_.received(), (std::vector<std::string>{exact, "gather-ed", "M3", "M44", "via-bash\n"}));
+  EXPECT_EQ(denied_.received(), std::vector<std::string>{});
+  std::map<cb::Action, int> denials;
+  for (auto& e : events("deny"))
+    if (e.row.verdict.rule_id == "no-send-there") ++denials[e.row.ev.action];
+  EXPECT_EQ(denials[cb::Action::NetSend], 3) << "sendto, sendmsg, sendmmsg";
+  EXPECT_EQ(denials[cb::Action::NetConnect], 1) << "bash's connect, for the send it enables";
+}
+
+// A blocking sendmsg on a TCP socket whose reader is slow waits for room
+// on a worker, not in the supervisor: the reader's own judged send goes
+// through meanwhile, and every byte arrives, in order.
+TEST_F(Sends, AStreamSendThatMustWaitNeitherStallsTheSupervisorNorLosesBytes) {
+  const char* py = R"(
+import os, socket, threading
+srv = socket.socket(); srv.bind(("127.0.0.1", 0)); srv.listen(1)
+c = socket.socket(); c.connect(srv.getsockname())
+s, _ = srv.accept()
+data = os.urandom(6 << 20)
+got = bytearray()
+def reader():
+    # Judged by the supervisor while the sender waits for this reader.
+    socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b"meanwhile", ("127.0.0.1", int(os.environ["AP"])))
+    while len(got) < len(data):
+        b = s.recv(1 << 16)
+        if not b: break
+        got.extend(b)
+t = threading.Thread(target=reader); t.start()
+print("sent", c.sendmsg([data[:1 << 20], data[1 << 20:]]) == len(data))
+t.join()
+print("same", bytes(got) == data)
+)";
+  write_file(t_ + "/stream.py", py);
+  Outcome r = supervised(ports_ + "python3 $T/stream.py");
+  EXPECT_TRUE(has(r.out, "sent True")) << r.out << r.err;
+  EXPECT_TRUE(has(r.out, "same True")) << r.out << r.err;
+  EXPECT_EQ(allowed_.received(), std::vector<std::string>{"meanwhile"});
+}
+
+// A thread flips the name between the allowed and the denied address while
+// another sends to it; a thread re-points the socket's number between a
+// netlink socket (which the kernel may be left to send on) and a UDP socket
+// while another sends to the denied address through it.  Neither ever
+// reaches the denied server.
+TEST_F(Sends, ANameOrSocketChangedDuringTheCheckNeverReachesTheDeniedAddress) {
+  int sent = 0;
+  for (int i = 0; i < 20; ++i) {
+    Outcome r = supervised(ports_ + "try_op send_flip $AP $DP 300; try_op send_fdswap $AP $DP 300");
+    ASSERT_EQ(denied_.received(), std::vector<std::string>{}) << "run " << i << ": " << r.out << r.err;
+    sent += static_cast<int>(allowed_.received().size());
+  }
+  EXPECT_GT(sent, 0) << "the allowed address was reached";
 }
 
 TEST_F(Session, AFifoOpenedForWritingWaitsForItsReaderWithoutStallingTheSession) {

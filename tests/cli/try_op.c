@@ -2,10 +2,13 @@
  * Exit status: 0 on success, else the errno (like bubblewrap's try-syscall):
  * a denial by cottonbox is EPERM (1) or EROFS (30), never a crash of ours. */
 #define _GNU_SOURCE
+#include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/fs.h>
+#include <linux/netlink.h>
+#include <netinet/in.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -37,6 +40,38 @@ static void *flipper(void *x) {
       ;
   }
   return x;
+}
+
+/* The send races: a name flipped between an allowed and a denied address
+ * under a thread that sends to it; a socket number re-pointed between a
+ * netlink socket and a UDP socket under a thread that sends a denied name
+ * through it. */
+static struct sockaddr_in race_name, race_allowed, race_denied;
+static int race_fd, race_netlink, race_udp;
+static void *name_flipper(void *x) {
+  while (!flip_stop) {
+    memcpy(&race_name, &race_denied, sizeof race_name);
+    __asm__ volatile("" ::: "memory"); /* each store happens: none is dead to the compiler */
+    for (volatile int i = 0; i < 50; i++)
+      ;
+    memcpy(&race_name, &race_allowed, sizeof race_name);
+    __asm__ volatile("" ::: "memory");
+    for (volatile int i = 0; i < 50; i++)
+      ;
+  }
+  return x;
+}
+static void *fd_swapper(void *x) {
+  while (!flip_stop) {
+    dup2(race_netlink, race_fd);
+    dup2(race_udp, race_fd);
+  }
+  return x;
+}
+static struct sockaddr_in inet4(const char *ip, int port) {
+  struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((unsigned short)port)};
+  inet_pton(AF_INET, ip, &a.sin_addr);
+  return a;
 }
 
 int main(int argc, char **argv) {
@@ -151,6 +186,35 @@ int main(int argc, char **argv) {
     }
     flip_stop = 1;
     pthread_join(th, 0);
+    return 0;
+  }
+  if (!strcmp(op, "send_flip") || !strcmp(op, "send_fdswap")) {
+    /* argv[2]: allowed port on 127.0.0.1, argv[3]: denied port on
+     * 127.0.0.2, argv[4]: sends.  Prints what the sends answered. */
+    race_allowed = inet4("127.0.0.1", atoi(argv[2]));
+    race_denied = inet4("127.0.0.2", atoi(argv[3]));
+    int fdswap = !strcmp(op, "send_fdswap");
+    race_udp = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    race_netlink = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_ROUTE);
+    race_fd = fdswap ? dup(race_netlink) : race_udp;
+    memcpy(&race_name, fdswap ? &race_denied : &race_allowed, sizeof race_name);
+    char payload[] = "race";
+    struct iovec iov = {payload, 4};
+    struct msghdr mh = {.msg_name = &race_name, .msg_namelen = sizeof race_name, .msg_iov = &iov, .msg_iovlen = 1};
+    pthread_t th;
+    pthread_create(&th, 0, fdswap ? fd_swapper : name_flipper, 0);
+    int sent = 0, denied = 0, other = 0;
+    for (int i = 0; i < atoi(argv[4]); i++) {
+      if (sendmsg(race_fd, &mh, MSG_DONTWAIT) >= 0)
+        sent++;
+      else if (errno == EPERM)
+        denied++;
+      else
+        other++;
+    }
+    flip_stop = 1;
+    pthread_join(th, 0);
+    printf("sent=%d denied=%d other=%d\n", sent, denied, other);
     return 0;
   }
   fprintf(stderr, "try_op: unknown op %s\n", op);

@@ -132,6 +132,28 @@ TEST(Plan, HardLinksReachTheSupervisorWhereWritesAreJudged) {
   EXPECT_TRUE(plan.filter.has(Gate::HardLinks));
 }
 
+TEST(Plan, ARuleOnSendsAloneSendsThemToTheSupervisor) {
+  PlanInput in = session();
+  in.keep = false;
+  HostFacts h = host_with_dir("/srv/fixture");
+  EXPECT_FALSE(make_plan(load(kProtectTree), in, h).filter.has(Gate::Net));
+  Policy p = load(R"(version: 1
+default: allow
+rules:
+  - {id: no-dns-elsewhere, action: net.send, port: [53], decision: deny}
+)");
+  EXPECT_TRUE(make_plan(p, in, h).filter.has(Gate::Net));
+  EXPECT_TRUE(make_plan(p, in, h).filter.has(Gate::Sends));
+  // A rule on connections alone leaves every sendmsg in the kernel.
+  Policy c = load(R"(version: 1
+default: allow
+rules:
+  - {id: no-telnet, action: net.connect, port: [23], decision: deny}
+)");
+  EXPECT_TRUE(make_plan(c, in, h).filter.has(Gate::Net));
+  EXPECT_FALSE(make_plan(c, in, h).filter.has(Gate::Sends));
+}
+
 TEST(Plan, AMissingTreeIsLeftToTheSupervisorAndSaysSo) {
   Policy p = load(kProtectTree);
   HostFacts h;  // /srv/fixture does not exist

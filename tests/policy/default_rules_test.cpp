@@ -294,7 +294,6 @@ TEST_F(DefaultRules, CloudMetadataIsRefusedByAddressAndName) {
   };
   for (const char* a : {"169.254.169.254", "::ffff:169.254.169.254", "fd00:ec2::254", "100.100.100.200"}) {
     EXPECT_EQ(net(Action::NetConnect, a).rule_id, "no-cloud-metadata") << a;
-    EXPECT_EQ(net(Action::NetSend, a).rule_id, "no-cloud-metadata") << a;
   }
   EXPECT_EQ(net(Action::NetConnect, "10.0.0.7", {"metadata.google.internal"}).rule_id, "no-cloud-metadata");
   EXPECT_DECISION(net(Action::NetConnect, "127.0.0.1"), Decision::Allow);
@@ -304,7 +303,7 @@ TEST_F(DefaultRules, CloudMetadataIsRefusedByAddressAndName) {
 TEST_F(DefaultRules, OnlyMutationsAndTheGuardReachTheSupervisor) {
   ActionMask need = actions_needing_decision(*policy_);
   EXPECT_EQ(need, kFileMutate | bit(Action::SysIoUring) | bit(Action::ProcTrace) | bit(Action::SysKernel) |
-                      bit(Action::NetConnect) | bit(Action::NetSend));
+                      bit(Action::NetConnect));
   EXPECT_FALSE(need & bit(Action::FileRead));
   EXPECT_FALSE(need & bit(Action::ProcExec));
   EXPECT_EQ(actions_logged(*policy_), 0u);

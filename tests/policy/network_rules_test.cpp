@@ -76,7 +76,7 @@ TEST_F(NetworkRules, MetadataServicesAreRefusedEveryWay) {
   for (const char* a : {"169.254.169.254", "::ffff:169.254.169.254", "fd00:ec2::254", "100.100.100.200"})
     EXPECT_EQ(connect("python3", a, 80).rule_id, "no-cloud-metadata") << a;
   EXPECT_EQ(connect("python3", "10.1.2.3", 80, {"metadata.google.internal"}).rule_id, "no-cloud-metadata");
-  EXPECT_EQ(connect("python3", "169.254.169.254", 53, {}, Action::NetSend).rule_id, "no-cloud-metadata");
+  EXPECT_EQ(connect("python3", "169.254.169.254", 53, {}, Action::NetSend).rule_id, "no-cloud-metadata-datagrams");
   EXPECT_EQ(connect("python3", "169.254.169.254", 80).decision, Decision::Deny);
 }
 

@@ -110,6 +110,21 @@ TEST(SyscallTable, ComparisonsAreMadeInTheFilter) {
   EXPECT_EQ(verdict(guards, SYS_prlimit64, query), SECCOMP_RET_ALLOW) << "reading another's limit";
 }
 
+TEST(SyscallTable, ASendWithoutAnAddressNeverLeavesTheKernel) {
+  FilterSpec spec;
+  spec.set(Gate::Sends);
+  uint64_t send[6] = {3, 0x1000, 5, 0, 0, 0};  // send(): sendto with no address
+  EXPECT_EQ(verdict(spec, SYS_sendto, send), SECCOMP_RET_ALLOW);
+  uint64_t named[6] = {3, 0x1000, 5, 0, 0x2000, 16};
+  EXPECT_EQ(verdict(spec, SYS_sendto, named), SECCOMP_RET_USER_NOTIF);
+  // The address of sendmsg and sendmmsg is behind a pointer: every one is judged.
+  uint64_t msg[6] = {3, 0x1000, 0, 0, 0, 0};
+  EXPECT_EQ(verdict(spec, SYS_sendmsg, msg), SECCOMP_RET_USER_NOTIF);
+  EXPECT_EQ(verdict(spec, SYS_sendmmsg, msg), SECCOMP_RET_USER_NOTIF);
+  FilterSpec closed;
+  EXPECT_EQ(verdict(closed, SYS_sendmsg, msg), SECCOMP_RET_ALLOW) << "no network rule: never notified";
+}
+
 TEST(SyscallTable, CallsNoRowNamesAreAllowedAndOtherAbisKilled) {
   FilterSpec all;
   all.gates = ~GateMask{0};
