@@ -149,7 +149,7 @@ int main(int argc, char** argv) {
   sessions->add_flag("--json", json, "One JSON object a line");
 
   cb::db::EventQuery q;
-  std::string q_action, q_decision, q_path;
+  std::string q_action, q_decision, q_path, q_host;
   int64_t q_session = 0;
   auto* events = app.add_subcommand("events", "List recorded events");
   events->add_option("--db", db, "Audit database");
@@ -159,6 +159,8 @@ int main(int argc, char** argv) {
   events->add_option("--decision", q_decision, "allow|deny|ask|log")
       ->check(CLI::IsMember({"allow", "deny", "ask", "log"}));
   events->add_option("--path", q_path, "Only paths matching this glob");
+  events->add_option("--host", q_host,
+                     "Who contacted this host: a name, *.example.com, an address or a block (10.0.0.0/8)");
   bool follow = false;
   int64_t after = 0;
   events->add_flag("--follow", follow, "Keep printing events as sessions commit them (resume with --after)");
@@ -341,6 +343,7 @@ int main(int argc, char** argv) {
     if (!q_action.empty()) q.action = q_action;
     if (!q_decision.empty()) q.decision = q_decision;
     if (!q_path.empty()) q.path_glob = q_path;
+    if (!q_host.empty()) q.host = q_host;
     q.after_id = after;
     struct sigaction sa {};
     sa.sa_handler = on_stop_signal;
@@ -375,6 +378,7 @@ int main(int argc, char** argv) {
     if (!q_action.empty()) q.action = q_action;
     if (!q_decision.empty()) q.decision = q_decision;
     if (!q_path.empty()) q.path_glob = q_path;
+    if (!q_host.empty()) q.host = q_host;
     q.after_id = after;
     return cb::db::print_events(**reader, q, json, std::cout);
   }

@@ -1,7 +1,7 @@
 // bench_notify_floor: the bare minimum seccomp user-notify supervisor, as the
 // reference point of issue 5 ("path read, continue, no policy, no database").
 //
-//   bench_notify_floor [--opens write|all | --creates-only] -- CMD [ARG...]
+//   bench_notify_floor [--opens write|all | --creates-only] [--connect] -- CMD [ARG...]
 //
 // Runs CMD under a filter that notifies what cottonbox notifies for a
 // file-protecting policy: opens for writing, creating or truncating (with
@@ -9,12 +9,13 @@
 // link*/symlink*, and execve/execveat.  With --creates-only: only what
 // creates a name (O_CREAT opens, creat, mkdir*, link*, symlink*) and rename*,
 // which is what cottonbox's plan still notifies for the Houdini policy once
-// the eBPF tracer records the rest.  For each notification the supervisor
-// reads the first path argument from the target's memory
-// (process_vm_readv), checks SECCOMP_IOCTL_NOTIF_ID_VALID and replies
-// CONTINUE.  One thread, blocking poll()+RECV, SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP
-// set.  Exits with CMD's status; prints the notification count on stderr
-// with -v.  x86_64 only (other architectures are killed).
+// the eBPF tracer records the rest.  --connect adds connect(2), what
+// cottonbox notifies once a policy has host: rules.  For each notification
+// the supervisor reads the first path argument (for connect: the address)
+// from the target's memory (process_vm_readv), checks
+// SECCOMP_IOCTL_NOTIF_ID_VALID and replies CONTINUE.  One thread, blocking poll()+RECV,
+// SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP set.  Exits with CMD's status; prints the notification count on stderr with -v.
+// x86_64 only (other architectures are killed).
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -85,7 +86,7 @@ static int recv_fd(int sock) {
 enum Set { kMutations, kAllOpens, kCreates };
 
 // Builds the filter; returns its length.
-static int build_filter(struct sock_filter* f, enum Set set) {
+static int build_filter(struct sock_filter* f, enum Set set, int with_connect) {
   int n = 0;
 #define S(code, k) f[n++] = (struct sock_filter)BPF_STMT(code, k)
 #define J(code, k, jt, jf) f[n++] = (struct sock_filter)BPF_JUMP(code, k, jt, jf)
@@ -101,8 +102,13 @@ static int build_filter(struct sock_filter* f, enum Set set) {
                                   SYS_linkat,   SYS_symlink,   SYS_symlinkat, SYS_execve,  SYS_execveat};
   static const int creates[] = {SYS_creat,   SYS_rename, SYS_renameat, SYS_renameat2, SYS_mkdir,
                                 SYS_mkdirat, SYS_link,   SYS_linkat,   SYS_symlink,   SYS_symlinkat};
-  const int* always = set == kCreates ? creates : mutations;
-  int k = set == kCreates ? (int)(sizeof creates / sizeof creates[0]) : (int)(sizeof mutations / sizeof mutations[0]);
+  int always[32];
+  int k = 0;
+  const int* base = set == kCreates ? creates : mutations;
+  int nbase =
+      set == kCreates ? (int)(sizeof creates / sizeof creates[0]) : (int)(sizeof mutations / sizeof mutations[0]);
+  for (int i = 0; i < nbase; ++i) always[k++] = base[i];
+  if (with_connect) always[k++] = SYS_connect;
   for (int i = 0; i < k; ++i) J(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)always[i], (unsigned char)(k - i + 7), 0);
   // open(path, flags): args[1]; openat(dfd, path, flags): args[2]; openat2: notify.
   J(BPF_JMP | BPF_JEQ | BPF_K, SYS_openat2, 7, 0);  // -> NOTIFY
@@ -131,7 +137,8 @@ static unsigned long long path_arg(const struct seccomp_notif* r) {
     case SYS_renameat2:
     case SYS_mkdirat:
     case SYS_linkat:
-    case SYS_execveat: return r->data.args[1];
+    case SYS_execveat:
+    case SYS_connect: return r->data.args[1];
     case SYS_symlinkat: return r->data.args[2];
     case SYS_symlink: return r->data.args[1];
     default: return r->data.args[0];
@@ -140,7 +147,7 @@ static unsigned long long path_arg(const struct seccomp_notif* r) {
 
 int main(int argc, char** argv) {
   enum Set set = kMutations;
-  int verbose = 0, i = 1;
+  int verbose = 0, with_connect = 0, i = 1;
   for (; i < argc; ++i) {
     if (!strcmp(argv[i], "--")) {
       ++i;
@@ -150,13 +157,16 @@ int main(int argc, char** argv) {
       set = !strcmp(argv[++i], "all") ? kAllOpens : kMutations;
     else if (!strcmp(argv[i], "--creates-only"))
       set = kCreates;
+    else if (!strcmp(argv[i], "--connect"))
+      with_connect = 1;
     else if (!strcmp(argv[i], "-v"))
       verbose = 1;
     else
       break;
   }
   if (i >= argc) {
-    fprintf(stderr, "usage: bench_notify_floor [--opens write|all | --creates-only] [-v] -- CMD [ARG...]\n");
+    fprintf(stderr,
+            "usage: bench_notify_floor [--opens write|all | --creates-only] [--connect] [-v] -- CMD [ARG...]\n");
     return 2;
   }
   int sp[2];
@@ -167,7 +177,7 @@ int main(int argc, char** argv) {
     close(sp[1]);
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     struct sock_filter f[64];
-    struct sock_fprog prog = {(unsigned short)build_filter(f, set), f};
+    struct sock_fprog prog = {(unsigned short)build_filter(f, set, with_connect), f};
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)) _exit(126);
     int fd = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
     if (fd < 0) {
@@ -210,9 +220,17 @@ int main(int argc, char** argv) {
       break;
     }
     ++count;
-    // Read the path: up to the end of its page first, more only if needed.
     unsigned long long addr = path_arg(&req);
     size_t got = 0;
+    if (req.data.nr == SYS_connect) {
+      // The address: a sockaddr of args[2] bytes, not a string.
+      size_t want = req.data.args[2] < 128 ? (size_t)req.data.args[2] : 128;
+      struct iovec local = {path, want};
+      struct iovec remote = {(void*)(uintptr_t)addr, want};
+      if (process_vm_readv(req.pid, &local, 1, &remote, 1, 0) < 0) path[0] = 0;
+      got = sizeof path;  // done
+    }
+    // Read the path: up to the end of its page first, more only if needed.
     while (got < sizeof path - 1) {
       size_t chunk = 4096 - ((addr + got) & 4095);
       if (chunk > sizeof path - 1 - got) chunk = sizeof path - 1 - got;

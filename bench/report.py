@@ -12,8 +12,8 @@ import statistics
 import sys
 from collections import defaultdict
 
-MODE_ORDER = ["native", "observe", "seccomp", "ebpf", "ebpf-nokeep", "floor", "floor-all", "floor-creates", "tracer-floor", "strace",
-              "bwrap", "firejail", "cb-start"]
+MODE_ORDER = ["native", "observe", "seccomp", "ebpf", "ebpf-nokeep", "cb-hosts", "floor", "floor-all", "floor-creates",
+              "floor-connect", "tracer-floor", "strace", "bwrap", "firejail", "cb-start"]
 MODE_LABEL = {
     "native": "native",
     "observe": "cottonbox --observe (default policy)",
@@ -25,6 +25,8 @@ MODE_LABEL = {
     "floor-creates": "bare notify floor, creates+renames",
     "tracer-floor": "bare tracer floor, raw syscall tps",
     "cb-start": "cottonbox --help (no session)",
+    "cb-hosts": "cottonbox, host rules, seccomp",
+    "floor-connect": "bare notify floor, + connect",
     "strace": "strace -f",
     "bwrap": "bwrap --dev-bind / /",
     "firejail": "firejail",
@@ -248,6 +250,47 @@ def main():
             print(f"writer thread CPU: median {med(wu):.2f} µs/event ({1e6 / med(wu):,.0f} events/s if it had a core "
                   "to itself)")
 
+    # ---- connect
+    cvariants = [v for v in ("blocking", "nonblocking") if any(k[0] == "connect" and k[1] == v for k in data)]
+    connect_added = {}
+    if cvariants:
+        cmodes = ordered({k[2] for k in data if k[0] == "connect"})
+        nc = max(len(data[("connect", v, m, "ns")]) for v in cvariants for m in cmodes)
+        print()
+        print(f"== Connects (bench_connect: {m1('connect_requests')} HTTP requests on loopback, a new TCP connection "
+              f"each; median of {nc} runs, each the median of 5 batches)")
+        rows = []
+        nreq = float(m1("connect_requests")) if m1("connect_requests") != "?" else None
+        for v in cvariants:
+            base = med(data[("connect", v, "native", "ns")])
+            cbase = med(data[("connect", v, "native", "cpu_s")])
+            for m in cmodes:
+                t = med(data[("connect", v, m, "ns")])
+                if t is None:
+                    continue
+                d = t - base if base is not None and m != "native" else None
+                if d is not None:
+                    connect_added[(v, m)] = d
+                ev = med(data[("connect", v, m, "events")])
+                scpu = med(data[("connect", v, m, "sup_cpu_s")])
+                hwm = data[("connect", v, m, "hwm_kb")]
+                cpu = med(data[("connect", v, m, "cpu_s")])
+                dcpu = (cpu - cbase) * 1e6 / nreq if cpu is not None and cbase is not None and nreq and m != "native" else None
+                rows.append([v, MODE_LABEL.get(m, m), f"{t / 1000:.1f}", fnum(t / base if base else None, "{:.2f}x"),
+                             fnum(d / 1000 if d is not None else None, "{:+.1f}"),
+                             fnum(cpu), fnum(dcpu, "{:+.1f}"), fnum(ev, "{:.0f}"),
+                             fnum(scpu * 1e6 / ev if scpu is not None and ev else None, "{:.1f}"),
+                             fnum(max(hwm) / 1024 if hwm else None, "{:.1f}")])
+        print(table(["connect", "mode", "µs/request", "ratio", "added µs/connect", "CPU s", "added CPU µs/connect",
+                     "events", "sup µs/event", "sup RSS MB"], rows, right=set(range(2, 10))))
+        print("each request is one connect(2), decided by the supervisor under cottonbox (host rules) and notified"
+              " under the floor: the added time per request is the cost per decided connect, and the added CPU time"
+              " (user+system of everything the mode ran, per request) the same cost less sensitive to other users'"
+              " load.  blocking: a blocking"
+              " socket (cottonbox carries the connect out on a worker thread); nonblocking: O_NONBLOCK and poll, as"
+              " event loops connect.  events: what the session recorded (one net.connect per request); sup µs/event:"
+              " the supervisor's own CPU time per event.")
+
     # ---- targets
     print()
     print("== Targets (issue 5)")
@@ -297,6 +340,8 @@ def main():
                 nat = data[("micro", "-", "native", op)]
                 spread = f"; native runs spread {min(nat):.0f}..{max(nat):.0f} ns" if len(nat) > 1 else ""
                 print(f"{op} under {m}: {d:+.0f} ns per call (target: nothing measurable{spread})")
+    for (v, m), d in connect_added.items():
+        print(f"{v} connect under {m}: {d / 1000:+.1f} µs per {'decided' if m == 'cb-hosts' else 'notified'} connect")
     if rates:
         r = med(rates)
         wu = data[("ingest", "-", "store", "writer_us")]

@@ -16,10 +16,12 @@
 #   --modes LIST       subset of native,observe,seccomp,ebpf,ebpf-nokeep,floor,floor-all,
 #                      floor-creates,tracer-floor,strace,bwrap,firejail
 #                      (default: all available)
-#   --only LIST        subset of workload,micro,launch,ingest (default all)
+#   --only LIST        subset of workload,micro,launch,ingest,connect (default all
+#                      but connect; connect runs only when named)
 #   --launch-runs N    launches per mode (default 60, as 6 interleaved rounds)
 #   --micro-iters N    iterations per batch of bench_syscalls (default 20000)
 #   --ingest-events N  events per bench_store run (default 1000000)
+#   --connect-requests N  requests per bench_connect run (default 10000)
 #   --cottonbox PATH   the binary (default BUILD/app/cottonbox)
 #   --bin-dir DIR      where bench_exec, bench_syscalls, bench_store are (BUILD/bench)
 #   --build DIR        build directory (default build-bench, else build)
@@ -59,7 +61,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/.." && pwd)
 
 quick=0 reps="" size="" files="" seds="" compiles="" fs_list="" workdir="" modes_arg="" only=""
-launch_runs="" micro_iters="" ingest_events="" cb="" bin_dir="" build="" results_copy="" keep=0
+launch_runs="" micro_iters="" ingest_events="" connect_requests="" cb="" bin_dir="" build="" results_copy="" keep=0
 usage() { sed -n '2,/^set -e/p' "$0" | sed -n 's/^# \{0,1\}//p' >&2; exit 2; }
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -76,6 +78,7 @@ while [ $# -gt 0 ]; do
         --launch-runs) launch_runs=$2; shift 2 ;;
         --micro-iters) micro_iters=$2; shift 2 ;;
         --ingest-events) ingest_events=$2; shift 2 ;;
+        --connect-requests) connect_requests=$2; shift 2 ;;
         --cottonbox) cb=$2; shift 2 ;;
         --bin-dir) bin_dir=$2; shift 2 ;;
         --build) build=$2; shift 2 ;;
@@ -89,12 +92,12 @@ done
 # ---------------------------------------------------------------------------
 # Settings
 if [ "$quick" = 1 ]; then
-    : "${reps:=1}" "${launch_runs:=6}" "${micro_iters:=2000}" "${ingest_events:=50000}"
+    : "${reps:=1}" "${launch_runs:=6}" "${micro_iters:=2000}" "${ingest_events:=50000}" "${connect_requests:=1000}"
     wl_size=(--size tiny)
     micro_batches=3 launch_rounds=2 wl_timeout=300
     [ -n "$fs_list" ] || fs_list=tmpfs
 else
-    : "${reps:=3}" "${launch_runs:=60}" "${micro_iters:=20000}" "${ingest_events:=1000000}"
+    : "${reps:=3}" "${launch_runs:=60}" "${micro_iters:=20000}" "${ingest_events:=1000000}" "${connect_requests:=10000}"
     wl_size=(--size full)
     micro_batches=7 launch_rounds=6 wl_timeout=7200
     [ -n "$fs_list" ] || fs_list=tmpfs,disk
@@ -106,6 +109,8 @@ fi
 [ "$launch_runs" -ge "$launch_rounds" ] || launch_rounds=$launch_runs
 per_round=$(( (launch_runs + launch_rounds - 1) / launch_rounds ))
 want() { [ -z "$only" ] || [[ ",$only," == *",$1,"* ]]; }
+# Opt-in sections: only when --only names them.
+want_named() { [[ ",$only," == *",$1,"* ]]; }
 
 if [ -z "$build" ]; then
     for b in "$repo/build-bench" "$repo/build"; do
@@ -117,6 +122,7 @@ fi
 : "${bin_dir:=$build/bench}"
 missing=()
 for t in bench_exec bench_syscalls bench_store bench_notify_floor; do [ -x "$bin_dir/$t" ] || missing+=("$t"); done
+if want_named connect; then [ -x "$bin_dir/bench_connect" ] || missing+=(bench_connect); fi
 # Only eBPF builds have the tracer's floor: built when the build knows it.
 [ -x "$bin_dir/bench_tracer_floor" ] || ! grep -qs 'bench_tracer_floor' "$build/build.ninja" "$build/Makefile" ||
     missing+=(bench_tracer_floor)
@@ -460,6 +466,71 @@ if want ingest; then
         echo "  ingest rep $rep: $rate events/s, $((ingest_events - indb)) lost" >&2
     done
     rm -f "$main/db/store.db"*
+fi
+
+# ---------------------------------------------------------------------------
+# 5. Connects (opt-in: --only connect): bench_connect's client makes N HTTP
+# requests, each over a new TCP connection, to its server on 127.0.0.1
+# (started here, natively, once for every mode): natively, under cottonbox
+# with host rules (bench/hosts-policy.yaml: loopback allowed by rule, other
+# addresses denied, so every connect is decided), and under the bare notify
+# floor notifying connect too.  Interleaved like the rest.
+if want_named connect; then
+    port_file=$main/connect.port
+    rm -f "$port_file"
+    "$bin_dir/bench_connect" serve --port-file "$port_file" --idle 120 > "$main/logs/connect-server.log" 2>&1 &
+    server=$!
+    for ((i = 0; i < 100; i++)); do [ -s "$port_file" ] && break; sleep 0.05; done
+    port=$(cat "$port_file" 2>/dev/null || true)
+    if [ -z "$port" ]; then
+        note "connect: the loopback server did not start: $(tail -2 "$main/logs/connect-server.log" | tr '\n' ' ')"
+    else
+        put meta - - - connect_requests "$connect_requests"
+        conn_modes=(native cb-hosts floor-connect)
+        db=$main/db/probe-hosts.db
+        if ! out=$("$cb" run --policy "$here/hosts-policy.yaml" --ask deny --tracer seccomp --db "$db" -q -- \
+                   "$bin_dir/bench_connect" get --port "$port" --requests 10 --batches 1 2>&1); then
+            note "connect: mode cb-hosts skipped: $(echo "$out" | tail -2 | tr '\n' ' ')"
+            conn_modes=(native floor-connect)
+        fi
+        rm -f "$db" "$db"-*
+        # Each mode connects both ways: blocking (cottonbox carries such a
+        # connect out on a worker thread) and non-blocking, as event loops do.
+        for ((rep = 1; rep <= reps; rep++)); do
+            for m in $(rotate $((rep - 1)) "${conn_modes[@]}"); do
+                for variant in blocking nonblocking; do
+                    db=$main/db/connect-$m-$variant-$rep.db log=$main/logs/connect-$m-$variant-$rep.log
+                    case $m in
+                        native) PREFIX=() ;;
+                        cb-hosts) PREFIX=("$cb" run --policy "$here/hosts-policy.yaml" --ask deny --tracer seccomp --db "$db" --) ;;
+                        floor-connect) PREFIX=("$bin_dir/bench_notify_floor" --connect --) ;;
+                    esac
+                    rss=(); [ "$m" = cb-hosts ] && rss=(--rss)
+                    nb=(); [ "$variant" = nonblocking ] && nb=(--nonblocking)
+                    line=$("$bexec" "${rss[@]}" --timeout 600 --log "$log" -- "${PREFIX[@]}" \
+                           "$bin_dir/bench_connect" get --port "$port" --requests "$connect_requests" --batches 5 "${nb[@]}" || true)
+                    if [ "$(kv "$line" status)" != 0 ]; then
+                        put fail "$variant" "$m" "$rep" connect "status $(kv "$line" status): $(tail -3 "$log" | tr '\n\t' '  ')"
+                        continue
+                    fi
+                    l=$(grep -m1 '^op=connect' "$log" || true)
+                    put connect "$variant" "$m" "$rep" ns "$(kv "$l" ns)"
+                    put connect "$variant" "$m" "$rep" cpu_s "$(awk -v u="$(kv "$line" user_us)" -v s="$(kv "$line" sys_us)" 'BEGIN{printf "%.3f", (u+s)/1e6}')"
+                    if [ "$m" = cb-hosts ]; then
+                        j=$(session_json "$db")
+                        put connect "$variant" "$m" "$rep" events "$(json_field "$j" events)"
+                        put connect "$variant" "$m" "$rep" denials "$(json_field "$j" denials)"
+                        put connect "$variant" "$m" "$rep" hwm_kb "$(kv "$line" hwm_kb)"
+                        put connect "$variant" "$m" "$rep" sup_cpu_s "$(awk -v c="$(kv "$line" self_cpu_ms)" 'BEGIN{printf "%.2f", c/1000}')"
+                        rm -f "$db" "$db"-*
+                    fi
+                    echo "  connect rep $rep $m $variant: $(kv "$l" ns) ns/request" >&2
+                done
+            done
+        done
+    fi
+    kill "$server" 2>/dev/null || true
+    wait "$server" 2>/dev/null || true
 fi
 
 # ---------------------------------------------------------------------------

@@ -116,6 +116,10 @@ struct EventQuery {
   std::optional<std::string> action;     // exact action name, or a group (file.mutate, file.*)
   std::optional<std::string> decision;   // "allow" | "deny" | "ask" | "log" (ask/log match the verdict)
   std::optional<std::string> path_glob;  // matched against path and target
+  // "Who contacted this host?": a name, a name pattern, an address or a
+  // block, as `host:` in rules takes them (db/hosts.h); only the events
+  // that reach a host (net.connect, net.send).
+  std::optional<std::string> host;
   std::optional<int32_t> pid;
   std::optional<uint64_t> proc_id;
   int64_t after_id = 0;  // for paging and live tails

@@ -74,13 +74,26 @@ std::vector<db::StoredProcess> AuditDatabase::processes(int64_t session, QString
 
 std::vector<Touch> AuditDatabase::whoTouched(std::optional<int64_t> session, const std::string& glob, size_t limit,
                                              QString* error, bool changesOnly) {
-  std::vector<Touch> out;
-  if (!m_reader) return out;
   db::EventQuery q;
   q.session = session;
   q.path_glob = glob;
   if (changesOnly) q.action = "file.mutate";
   q.limit = static_cast<int64_t>(limit);
+  return touches(q, error);
+}
+
+std::vector<Touch> AuditDatabase::whoContacted(std::optional<int64_t> session, const std::string& host, size_t limit,
+                                               QString* error) {
+  db::EventQuery q;
+  q.session = session;
+  q.host = host;
+  q.limit = static_cast<int64_t>(limit);
+  return touches(q, error);
+}
+
+std::vector<Touch> AuditDatabase::touches(const db::EventQuery& q, QString* error) {
+  std::vector<Touch> out;
+  if (!m_reader) return out;
   auto r = m_reader->events(q);
   if (!r) {
     if (error) *error = qs(r.error().message);
@@ -104,6 +117,26 @@ std::vector<Touch> AuditDatabase::whoTouched(std::optional<int64_t> session, con
     out.push_back(std::move(t));
   }
   return out;
+}
+
+std::vector<db::HostContact> AuditDatabase::hosts(int64_t session, QString* error) {
+  if (!m_reader) return {};
+  auto r = m_reader->hosts(session);
+  if (!r) {
+    if (error) *error = qs(r.error().message);
+    return {};
+  }
+  return std::move(*r);
+}
+
+std::vector<db::StoredLookup> AuditDatabase::lookups(int64_t session, QString* error) {
+  if (!m_reader) return {};
+  auto r = m_reader->lookups(session);
+  if (!r) {
+    if (error) *error = qs(r.error().message);
+    return {};
+  }
+  return std::move(*r);
 }
 
 QString AuditDatabase::why(int64_t id, QString* error) {

@@ -37,10 +37,21 @@ class AuditDatabase {
   // keeps the file changes (file.mutate), without reads and execs.
   std::vector<Touch> whoTouched(std::optional<int64_t> session, const std::string& glob, size_t limit, QString* error,
                                 bool changesOnly = false);
+  // What `cottonbox hosts` shows for a session (db::Reader::hosts).
+  std::vector<db::HostContact> hosts(int64_t session, QString* error);
+  std::vector<db::StoredLookup> lookups(int64_t session, QString* error);
+  // "Who contacted this host?": every network event whose address or
+  // resolved names match `host` (a name, *.example.com, an address or a
+  // block: db::parse_host_query), in one session or all, with the chain
+  // behind each.
+  std::vector<Touch> whoContacted(std::optional<int64_t> session, const std::string& host, size_t limit,
+                                  QString* error);
   // Why event `id` was decided as it was: `cottonbox why ID`'s text.
   QString why(int64_t id, QString* error);
 
  private:
+  std::vector<Touch> touches(const db::EventQuery& q, QString* error);
+
   std::unique_ptr<db::Reader> m_reader;
   QString m_path;
 };

@@ -12,9 +12,11 @@ LiveSession::LiveSession(quint64 connection, proto::Hello hello, QObject* parent
       m_hello(std::move(hello)),
       m_degraded(m_hello.session.degraded),
       m_eventModel(new EventModel(EventModel::kDefaultCapacity, this)),
-      m_processModel(new ProcessTreeModel(this)) {
+      m_processModel(new ProcessTreeModel(this)),
+      m_hostModel(new HostModel(HostModel::kDefaultCapacity, this)) {
   m_eventModel->setCwd(m_hello.session.start.cwd);
   m_processModel->setLive(true);
+  m_hostModel->follow(m_eventModel, m_processModel);
 }
 
 QString LiveSession::uuid() const { return qs(m_hello.session.start.uuid); }

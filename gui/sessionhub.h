@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "gui/eventmodel.h"
+#include "gui/hostmodel.h"
 #include "gui/processtreemodel.h"
 #include "gui/promptcontroller.h"
 #include "proto/protocol.h"
@@ -43,6 +44,8 @@ class LiveSession : public QObject {
 
   EventModel* eventModel() const { return m_eventModel; }
   ProcessTreeModel* processModel() const { return m_processModel; }
+  // The hosts its events reached, grown with the event model's batches.
+  HostModel* hostModel() const { return m_hostModel; }
 
   // Takes in one message of this session (the hub routes them; tests too).
   void apply(const proto::Message& m);
@@ -59,6 +62,7 @@ class LiveSession : public QObject {
   int m_pendingAsks = 0;
   EventModel* m_eventModel;
   ProcessTreeModel* m_processModel;
+  HostModel* m_hostModel;
 };
 
 class SessionHub : public QObject {

@@ -19,6 +19,7 @@
 
 #include "db/json.h"
 #include "gui/changespanel.h"
+#include "gui/hostspanel.h"
 #include "gui/text.h"
 #include "policy/glob.h"
 
@@ -104,6 +105,9 @@ SessionPage::SessionPage(AuditDatabase* db, QWidget* parent)
   m_tabs->addTab(buildEventsTab(), tr("Events"));
   m_tabs->addTab(buildProcessesTab(), tr("Process tree"));
   m_tabs->addTab(buildWhoTab(), tr("Who touched this path?"));
+  m_hosts = new HostsPanel(m_db, this);
+  m_tabs->addTab(m_hosts, tr("Hosts"));
+  connect(m_hosts, &HostsPanel::status, this, &SessionPage::status);
   m_changes = new ChangesPanel(this);
   m_tabs->addTab(m_changes, tr("Changes"));
   connect(m_changes, &ChangesPanel::status, this, &SessionPage::status);
@@ -344,6 +348,7 @@ void SessionPage::showLive(LiveSession* live, const std::optional<db::SessionSum
   m_uuid = live->uuid();
   m_stored = stored;
   if (!same) bind(live->eventModel(), live->processModel());
+  m_hosts->showLive(live, stored && m_db->isOpen() ? std::optional<int64_t>(stored->id) : std::nullopt);
   refreshHeader(stored);
   m_tabs->setEnabled(true);
   if (stored && m_db->isOpen())
@@ -368,6 +373,7 @@ void SessionPage::showStored(const db::SessionSummary& stored) {
   m_ownProcs->setProcesses(m_db->processes(stored.id, &error));
   m_ownProcs->setLive(false);
   bind(m_ownEvents, m_ownProcs);
+  m_hosts->showStored(stored.id);
   refreshHeader(stored);
   m_tabs->setEnabled(true);
   m_changes->setSession(m_db->path(), stored.id);
@@ -387,6 +393,7 @@ void SessionPage::showNothing(const QString& why) {
   m_facts->clear();
   m_badges->clear();
   m_degraded->hide();
+  m_hosts->clear(why);
   m_changes->clear(why);
   m_tabs->setEnabled(false);
 }

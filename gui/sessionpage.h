@@ -1,7 +1,8 @@
 // One session in detail: a header (command, state, degradations), and tabs
 // for the event timeline with filters, the process tree (selecting a process
-// filters its events), "who touched this path?", and the changes per
-// command with their undo (changespanel.h).  Live sessions show their live
+// filters its events), "who touched this path?", the hosts it reached with
+// "who contacted this host?" (hostspanel.h), and the changes per command
+// with their undo (changespanel.h).  Live sessions show their live
 // models; past ones are read from the audit database.
 #pragma once
 
@@ -28,11 +29,12 @@ class QTreeView;
 namespace cb::gui {
 
 class ChangesPanel;
+class HostsPanel;
 
 class SessionPage : public QWidget {
   Q_OBJECT
  public:
-  enum Tab { EventsTab, ProcessesTab, WhoTouchedTab, ChangesTab };
+  enum Tab { EventsTab, ProcessesTab, WhoTouchedTab, HostsTab, ChangesTab };
 
   SessionPage(AuditDatabase* db, QWidget* parent = nullptr);
 
@@ -58,6 +60,7 @@ class SessionPage : public QWidget {
   WhoTouchedModel* whoTouchedModel() const { return m_whoModel; }
   QTableView* eventView() const { return m_eventView; }
   ChangesPanel* changesPanel() const { return m_changes; }
+  HostsPanel* hostsPanel() const { return m_hosts; }
   // The explanation of the selected event (`cottonbox why`), empty when none.
   QString whyText() const;
 
@@ -118,6 +121,9 @@ class SessionPage : public QWidget {
   QLabel* m_whoStatus;
   QTreeView* m_whoView;
   WhoTouchedModel* m_whoModel;
+
+  // Hosts.
+  HostsPanel* m_hosts;
 
   // Changes.
   ChangesPanel* m_changes;

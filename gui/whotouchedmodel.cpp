@@ -2,6 +2,7 @@
 
 #include <QBrush>
 #include <QFont>
+#include <QStringList>
 
 #include "gui/text.h"
 
@@ -10,6 +11,8 @@ namespace cb::gui {
 // internalId: 0 for an event row, 1 + the event's row for a chain row.
 
 WhoTouchedModel::WhoTouchedModel(QObject* parent) : QAbstractItemModel(parent) {}
+
+WhoTouchedModel::WhoTouchedModel(Subject subject, QObject* parent) : QAbstractItemModel(parent), m_subject(subject) {}
 
 void WhoTouchedModel::setTouches(std::vector<Touch> touches) {
   beginResetModel();
@@ -49,7 +52,9 @@ QVariant WhoTouchedModel::headerData(int section, Qt::Orientation o, int role) c
     case ProcessColumn: return tr("Process");
     case ActionColumn: return tr("Action");
     case DecisionColumn: return tr("Decision / exit");
-    case PathColumn: return tr("Path → target / command line");
+    case PathColumn:
+      return m_subject == Subject::Host ? tr("Address:port (names) / command line")
+                                        : tr("Path → target / command line");
   }
   return QVariant();
 }
@@ -70,6 +75,13 @@ QVariant WhoTouchedModel::data(const QModelIndex& index, int role) const {
           case DecisionColumn: return decisionText(r);
           case PathColumn: {
             QString p = safe(r.ev.path);
+            if (m_subject == Subject::Host) {
+              // As `cottonbox events` shows it: "tcp:104.16.0.35:443 (registry.npmjs.org)".
+              QStringList names;
+              for (const auto& n : r.ev.net.names) names << safe(n);
+              if (!names.isEmpty()) p += QStringLiteral("  (") + names.join(QStringLiteral(", ")) + QLatin1Char(')');
+              return p;
+            }
             if (!r.ev.target.empty()) p += QStringLiteral("  →  ") + safe(r.ev.target);
             return p;
           }

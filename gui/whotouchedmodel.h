@@ -1,5 +1,7 @@
 // "Who touched this path?": every event on a path, each with the chain of
-// processes behind it (expand a row to see them, nearest first).
+// processes behind it (expand a row to see them, nearest first).  Its twin
+// "who contacted this host?" shows network events the same way, with the
+// address, port and the names the session resolved in the last column.
 #pragma once
 
 #include <QAbstractItemModel>
@@ -14,7 +16,11 @@ class WhoTouchedModel : public QAbstractItemModel {
  public:
   enum Column { TimeColumn, SessionColumn, ProcessColumn, ActionColumn, DecisionColumn, PathColumn, ColumnCount };
 
+  enum class Subject { Path, Host };
+
   explicit WhoTouchedModel(QObject* parent = nullptr);
+  explicit WhoTouchedModel(Subject subject, QObject* parent = nullptr);
+  Subject subject() const { return m_subject; }
 
   void setTouches(std::vector<Touch> touches);
   const std::vector<Touch>& touches() const { return m_touches; }
@@ -29,6 +35,7 @@ class WhoTouchedModel : public QAbstractItemModel {
   QVariant headerData(int section, Qt::Orientation o, int role = Qt::DisplayRole) const override;
 
  private:
+  Subject m_subject = Subject::Path;
   std::vector<Touch> m_touches;
 };
 

@@ -205,6 +205,7 @@ db::EventQuery event_query(const json& a, const std::string& tool) {
   if (q.decision && *q.decision != "allow" && *q.decision != "deny" && *q.decision != "ask" && *q.decision != "log")
     throw ToolError("'decision' must be allow, deny, ask or log");
   q.path_glob = opt_str(a, "path");
+  q.host = opt_str(a, "host");
   if (auto p = opt_int(a, "pid")) q.pid = static_cast<int32_t>(*p);
   q.after_id = opt_int(a, "after_id").value_or(0);
   if (auto c = read_cursor(a, tool, "after")) q.after_id = *c;
@@ -241,6 +242,21 @@ json process_tree(const std::string& path, const json& a) {
                 data);
 }
 
+// An event with the chain behind it: the identities of the process and its
+// parents, nearest first, as the rules see them ("" for none).
+json event_with_chain(const db::StoredEvent& e) {
+  json j = db::event_json(e);
+  json chain = json::array();
+  if (e.row.ev.proc) {
+    const ProcessInfo& p = *e.row.ev.proc;
+    chain.push_back(p.names.empty() ? std::string() : db::to_valid_utf8(p.names.front()));
+    for (const auto& anc : p.ancestors) chain.push_back(db::to_valid_utf8(anc));
+  }
+  j["chain"] = chain;
+  if (e.row.ev.proc) j["argv"] = !e.row.ev.proc->argv.empty() ? json(e.row.ev.proc->argv) : json::array();
+  return j;
+}
+
 json who_touched(const std::string& path, const json& a) {
   auto r = open_reader(path);
   auto p = opt_str(a, "path");
@@ -255,22 +271,24 @@ json who_touched(const std::string& path, const json& a) {
   db::EventQuery q = event_query(args, "who_touched");
   auto events = value_or_throw(r->events(q));
   json data = {{"path", *p}, {"glob", glob}, {"events", json::array()}};
-  for (const auto& e : events) {
-    json j = db::event_json(e);
-    // Identities, nearest first, as the rules see them ("" for none).
-    json chain = json::array();
-    if (e.row.ev.proc) {
-      const ProcessInfo& p = *e.row.ev.proc;
-      chain.push_back(p.names.empty() ? std::string() : db::to_valid_utf8(p.names.front()));
-      for (const auto& anc : p.ancestors) chain.push_back(db::to_valid_utf8(anc));
-    }
-    j["chain"] = chain;
-    if (e.row.ev.proc) j["argv"] = !e.row.ev.proc->argv.empty() ? json(e.row.ev.proc->argv) : json::array();
-    data["events"].push_back(std::move(j));
-  }
+  for (const auto& e : events) data["events"].push_back(event_with_chain(e));
   bool full = static_cast<int64_t>(events.size()) >= q.limit;
   data["next_cursor"] = full ? json(make_cursor("who_touched", "after", events.back().id)) : json(nullptr);
   return result(std::to_string(events.size()) + " events on " + *p + page_note(data), data);
+}
+
+json who_contacted(const std::string& path, const json& a) {
+  auto r = open_reader(path);
+  auto h = opt_str(a, "host");
+  if (!h || h->empty())
+    throw ToolError("'host' is required: a name, a pattern (*.example.com), an address or a block (10.0.0.0/8)");
+  db::EventQuery q = event_query(a, "who_contacted");
+  auto events = value_or_throw(r->events(q));
+  json data = {{"host", *h}, {"events", json::array()}};
+  for (const auto& e : events) data["events"].push_back(event_with_chain(e));
+  bool full = static_cast<int64_t>(events.size()) >= q.limit;
+  data["next_cursor"] = full ? json(make_cursor("who_contacted", "after", events.back().id)) : json(nullptr);
+  return result(std::to_string(events.size()) + " network events with " + *h + page_note(data), data);
 }
 
 json why(const std::string& path, const json& a) {
@@ -383,6 +401,9 @@ const std::vector<ToolDef>& defs() {
                     {"action", prop("string", "an action or group: file.delete, file.mutate, net.*")},
                     {"decision", prop("string", "allow, deny (what happened), ask or log (what the policy said)")},
                     {"path", prop("string", "a glob matched against path and target")},
+                    {"host", prop("string",
+                                  "only connections and datagrams to this host: a name, a pattern (*.example.com), "
+                                  "an address or a block (10.0.0.0/8), as host: in rules")},
                     {"pid", prop("integer", "only this process id")},
                     {"after_id", prop("integer", "only events with a larger id")}};
     filters.update(page);
@@ -427,6 +448,11 @@ const std::vector<ToolDef>& defs() {
          "Every event on a path (and below it) or a glob, with the chain behind each: the identities of the process "
          "and its parents, nearest first (\"\" for one with none).",
          who_touched, obj(filters, {"path"})},
+        {"who_contacted", "Who contacted a host",
+         "Every connection (net.connect) and datagram (net.send) to a host: a name, a name pattern (*.example.com), "
+         "an address or a CIDR block (IPv4-mapped IPv6 addresses are the IPv4 host), matched against the address "
+         "and every name the session resolved to it; with the chain behind each, as who_touched gives it.",
+         who_contacted, obj(filters, {"host"})},
         {"why", "Explain a decision",
          "Which rule decided a recorded event (or would decide a hypothetical one), its text and location, which "
          "conditions matched with what values, which earlier rules were passed over and why, and which layer "

@@ -1,7 +1,7 @@
 // The MCP server's tools: list_sessions, session_summary, query_events,
-// process_tree, who_touched, why, replay and check_policy.  Each returns a
-// tools/call result: a text summary, the same data as JSON text, and as
-// structuredContent.  Results that can be huge come in pages: the result's
+// process_tree, who_touched, who_contacted, why, replay and check_policy.
+// Each returns a tools/call result: a text summary, the same data as JSON
+// text, and as structuredContent.  Results that can be huge come in pages: the result's
 // next_cursor, passed back as the cursor argument, continues where the page
 // ended (events by id, so pages neither skip nor repeat while sessions
 // keep recording).

@@ -281,6 +281,176 @@ TEST_F(HostsTest, NoSuchSessionAndNoHosts) {
   EXPECT_NE(none.str().find("no hosts contacted\n"), std::string::npos) << none.str();
 }
 
+// The live view's fold (HostTally) gives what the reader gives, whatever
+// order the events and lookups come in: lookups before their connects (the
+// usual order), after them, or mixed.
+TEST_F(HostsTest, TheTallyIsTheSameInAnyOrder) {
+  auto r = open_reader(path);
+  auto expected = r->hosts(sid);
+  ASSERT_TRUE(expected);
+  EventQuery q;
+  q.session = sid;
+  auto events = r->events(q);
+  auto lookups = r->lookups(sid);
+  ASSERT_TRUE(events && lookups);
+  auto same = [&](const std::vector<HostContact>& got) {
+    ASSERT_EQ(got.size(), expected->size());
+    for (size_t i = 0; i < got.size(); ++i) {
+      const HostContact &a = got[i], &b = (*expected)[i];
+      EXPECT_EQ(a.host, b.host);
+      EXPECT_EQ(a.port, b.port);
+      EXPECT_EQ(a.proto, b.proto);
+      EXPECT_EQ(a.names, b.names);
+      EXPECT_EQ(a.addresses, b.addresses);
+      EXPECT_EQ(a.events, b.events);
+      EXPECT_EQ(a.denied, b.denied);
+      EXPECT_EQ(a.lookups, b.lookups) << a.host;
+      EXPECT_EQ(a.lookups_refused, b.lookups_refused) << a.host;
+      EXPECT_EQ(a.first_ns, b.first_ns);
+      EXPECT_EQ(a.last_ns, b.last_ns);
+      EXPECT_EQ(a.processes.size(), b.processes.size());
+    }
+  };
+  HostTally lookups_first, events_first, mixed;
+  for (const auto& l : *lookups) lookups_first.add(l.row);
+  for (const auto& e : *events) lookups_first.add(e.row), events_first.add(e.row);
+  for (const auto& l : *lookups) events_first.add(l.row);
+  for (size_t i = 0; i < std::max(events->size(), lookups->size()); ++i) {
+    if (i < lookups->size()) mixed.add((*lookups)[lookups->size() - 1 - i].row);
+    if (i < events->size()) mixed.add((*events)[i].row);
+  }
+  same(lookups_first.rows());
+  same(events_first.rows());
+  same(mixed.rows());
+  // Bounded: the first two hosts are kept, the third's event is counted.
+  HostTally small(2);
+  for (const auto& e : *events) small.add(e.row);
+  ASSERT_EQ(small.rows().size(), 2u);
+  EXPECT_EQ(small.rows()[1].host, "127.0.0.1");
+  EXPECT_EQ(small.dropped(), 1u);  // the asked connect to paste.example
+}
+
+// "Who contacted this host?": EventQuery::host reads a host as `host:` in
+// rules does (names, patterns, addresses, blocks; IPv4-mapped addresses are
+// the IPv4 host) and matches the address and every name the session
+// resolved to it, the CNAME chain's too.
+TEST_F(NetStoreTest, WhoContactedByNamePatternAddressAndBlock) {
+  auto curl = process(1, 100, "curl"), node = process(2, 101, "node");
+  int64_t a, b;
+  {
+    auto w = open_writer(path);
+    a = *w->begin_session(session_start("a"));
+    w->add_event(a, net_event(Action::NetConnect, NetProto::Tcp, "104.16.0.35", 443, {"registry.npmjs.org"},
+                              {"registry.npmjs.org.cdn.cloudflare.net"}, curl, 1));
+    w->add_event(a, net_event(Action::NetConnect, NetProto::Tcp, "2606:4700::6810:23", 443, {"registry.npmjs.org"}, {},
+                              node, 2));
+    // Connected through an IPv6 socket to the IPv4-mapped address: the IPv4 host.
+    w->add_event(a, net_event(Action::NetConnect, NetProto::Tcp, "::ffff:10.1.2.3", 8080, {}, {}, node, 3));
+    w->add_event(
+        a, denied(net_event(Action::NetConnect, NetProto::Tcp, "169.254.169.254", 80, {}, {}, curl, 4), "no-metadata"));
+    w->add_event(a, event(0, Action::FileWrite, "/tmp/tcp:10.1.2.3:8080", curl));  // a file, not a host
+    // A local address, not a host contacted.
+    w->add_event(a, net_event(Action::NetBind, NetProto::Tcp, "10.1.2.3", 9000, {}, {}, node, 4));
+    EventRow unix_socket = event(0, Action::NetConnect, "unix:/run/docker.sock", node);
+    unix_socket.ev.net.proto = NetProto::Unix;
+    w->add_event(a, unix_socket);
+    b = *w->begin_session(session_start("b"));
+    w->add_event(b, net_event(Action::NetSend, NetProto::Udp, "10.1.200.1", 53, {}, {}, node, 5));
+    w->add_event(b, net_event(Action::NetConnect, NetProto::Tcp, "140.82.112.3", 22, {"github.com"}, {}, curl, 6));
+    ASSERT_TRUE(w->flush());
+  }
+  auto r = open_reader(path);
+  auto who = [&](const std::string& host, std::optional<int64_t> session = std::nullopt, int64_t limit = 0) {
+    EventQuery q;
+    q.host = host;
+    q.session = session;
+    q.limit = limit;
+    auto events = r->events(q);
+    EXPECT_TRUE(events) << host << ": " << events.error().message;
+    std::vector<std::string> out;
+    if (events)
+      for (const auto& e : *events) out.push_back(e.row.ev.net.addr_text + ":" + std::to_string(e.row.ev.net.port));
+    return out;
+  };
+  using V = std::vector<std::string>;
+  // A name: every address the session resolved it to, in any case, with a final dot.
+  EXPECT_EQ(who("registry.npmjs.org"), (V{"104.16.0.35:443", "2606:4700::6810:23:443"}));
+  EXPECT_EQ(who("Registry.NPMJS.org."), (V{"104.16.0.35:443", "2606:4700::6810:23:443"}));
+  // A name on the CNAME chain: the connection it led to.
+  EXPECT_EQ(who("*.cloudflare.net"), V{"104.16.0.35:443"});
+  // Patterns: below a domain (not the domain itself), within a label, any name.
+  EXPECT_EQ(who("*.npmjs.org"), (V{"104.16.0.35:443", "2606:4700::6810:23:443"}));
+  EXPECT_EQ(who("*.github.com"), V{});
+  EXPECT_EQ(who("git*.com"), V{"140.82.112.3:22"});
+  EXPECT_EQ(who("*"), (V{"104.16.0.35:443", "2606:4700::6810:23:443", "140.82.112.3:22"}));
+  // Addresses: exact, in brackets, and the mapped spelling of an IPv4 address.
+  EXPECT_EQ(who("169.254.169.254"), V{"169.254.169.254:80"});
+  EXPECT_EQ(who("[2606:4700::6810:23]"), V{"2606:4700::6810:23:443"});
+  EXPECT_EQ(who("10.1.2.3"), V{"10.1.2.3:8080"});
+  EXPECT_EQ(who("::ffff:10.1.2.3"), V{"10.1.2.3:8080"});
+  // Blocks, across sessions or in one; ::ffff:10.0.0.0/104 is 10.0.0.0/8.
+  EXPECT_EQ(who("10.1.0.0/16"), (V{"10.1.2.3:8080", "10.1.200.1:53"}));
+  EXPECT_EQ(who("::ffff:10.0.0.0/104"), (V{"10.1.2.3:8080", "10.1.200.1:53"}));
+  EXPECT_EQ(who("10.0.0.0/8", b), V{"10.1.200.1:53"});
+  EXPECT_EQ(who("2606:4700::/32"), V{"2606:4700::6810:23:443"});
+  EXPECT_EQ(who("0.0.0.0/0", a), (V{"104.16.0.35:443", "10.1.2.3:8080", "169.254.169.254:80"}));
+  // The limit counts matches, not rows read.
+  EXPECT_EQ(who("10.0.0.0/8", std::nullopt, 1), V{"10.1.2.3:8080"});
+  // Only what reaches a host: the bind is there, but not as a contact.
+  EventQuery binds;
+  binds.action = "net.bind";
+  ASSERT_EQ(r->events(binds)->size(), 1u);
+  // An action filter that names no contact finds nothing.
+  EventQuery files;
+  files.host = "10.1.2.3";
+  files.action = "file.*";
+  ASSERT_TRUE(r->events(files));
+  EXPECT_TRUE(r->events(files)->empty());
+  // The chain of the denied one is there for the view.
+  EventQuery denials;
+  denials.host = "169.254.169.254";
+  auto d = r->events(denials);
+  ASSERT_TRUE(d);
+  ASSERT_EQ(d->size(), 1u);
+  EXPECT_FALSE((*d)[0].row.allowed);
+  EXPECT_EQ((*d)[0].row.ev.proc->comm, "curl");
+  // Mistakes are errors that say what to write.
+  for (const char* bad : {"example.com:443", "10.0.0.1/8", "010.0.0.1", "a..b", ""}) {
+    EventQuery q;
+    q.host = bad;
+    auto e = r->events(q);
+    ASSERT_FALSE(e) << bad;
+    EXPECT_NE(e.error().message.find("bad host"), std::string::npos) << e.error().message;
+  }
+}
+
+TEST(HostQuery, TheMatcherAlone) {
+  auto p = [](const char* text) {
+    auto h = parse_host_query(text);
+    EXPECT_TRUE(h) << text;
+    return *h;
+  };
+  auto obj = [](const char* addr, std::vector<std::string> names = {}) {
+    NetObject n = make_net_object(NetProto::Tcp, *IpAddr::parse(addr), 443);
+    n.hosts = names;
+    n.names = names;
+    return n;
+  };
+  EXPECT_TRUE(contacted(p(" example.com "), obj("203.0.113.7", {"example.com"})));
+  EXPECT_FALSE(contacted(p("example.com"), obj("203.0.113.7", {"www.example.com"})));
+  EXPECT_TRUE(contacted(p("*.example.com"), obj("203.0.113.7", {"a.b.example.com"})));
+  EXPECT_FALSE(contacted(p("*.example.com"), obj("203.0.113.7", {"example.com"})));
+  EXPECT_TRUE(contacted(p("203.0.113.0/24"), obj("203.0.113.7")));
+  EXPECT_TRUE(contacted(p("::ffff:203.0.113.7"), obj("203.0.113.7")));
+  EXPECT_TRUE(contacted(p("203.0.113.7"), obj("::ffff:203.0.113.7")));  // the event's address folded too
+  EXPECT_FALSE(contacted(p("::203.0.113.7"), obj("203.0.113.7")));      // IPv4-compatible: another host
+  EXPECT_FALSE(contacted(p("*"), obj("203.0.113.7")));                  // no name resolved
+  NetObject unix_socket;
+  unix_socket.proto = NetProto::Unix;
+  EXPECT_FALSE(contacted(p("*"), unix_socket));
+  EXPECT_FALSE(contacted(p("0.0.0.0/0"), unix_socket));
+}
+
 // The layout a release wrote before the network columns (db/schema.cpp at
 // version 2), verbatim.
 const char* const kVersion2 = R"sql(

@@ -34,6 +34,10 @@ class ModelsTest : public QObject {
   void sessionListMergesLiveAndStored();
   void whoTouchedModelHasChains();
   void auditDatabaseReviewAndExport();
+  // hosts_test.cpp
+  void hostModelReviewsWhatTheDatabaseSays();
+  void hostModelFollowsLiveBatches();
+  void hostsPanelAsksWhoContacted();
   // changes_test.cpp
   void lineDiffIsUnified();
   void changesModelGroupsByCommand();

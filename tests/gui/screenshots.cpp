@@ -11,6 +11,12 @@
 //
 //   xvfb-run -s "-screen 0 1600x1000x24" build/tests/gui/gui_screenshots --changes docs
 //
+// The Hosts tab of the newest session in a database (a session that made
+// connections: see bench/README.md or docs/network.md for one), with "who
+// contacted" asked about its first denied host, else its busiest:
+//
+//   xvfb-run -s "-screen 0 1400x900x24" build/tests/gui/gui_screenshots --hosts DB OUT.png
+//
 // $COTTONBOX_BIN runs another `cottonbox` than the one built with this.
 #include <QApplication>
 #include <QDialog>
@@ -28,6 +34,7 @@
 #include "gui/changespanel.h"
 #include "gui/eventmodel.h"
 #include "gui/guiserver.h"
+#include "gui/hostspanel.h"
 #include "gui/mainwindow.h"
 #include "gui/promptcontroller.h"
 #include "gui/promptwindow.h"
@@ -180,6 +187,40 @@ int changesScreenshots(const QString& out) {
   return ok ? 0 : 1;
 }
 
+int hostsScreenshot(const QString& db, const QString& file) {
+  GuiServer server;  // review only: not listening
+  PromptController prompts;
+  SessionHub hub(&server, &prompts);
+  MainWindow w(&server, &hub, &prompts);
+  w.resize(1400, 900);
+  if (!w.openDatabase(db)) fail("cannot open the database");
+  w.show();
+  w.refresh();
+  settle(300);
+  auto sessions = w.database()->sessions(nullptr);
+  if (!sessions || sessions->empty()) fail("no session in the database");
+  w.selectSession(QString::fromStdString(sessions->back().start.uuid));
+  w.page()->setTab(SessionPage::HostsTab);
+  settle(500);
+  HostsPanel* panel = w.page()->hostsPanel();
+  HostModel* hosts = panel->hostModel();
+  if (hosts->rowCount() == 0) fail("the session contacted no host");
+  int pick = 0;
+  for (int r = 0; r < hosts->rowCount(); ++r) {
+    if (hosts->host(r).denied > 0) {
+      pick = r;
+      break;
+    }
+    if (hosts->host(r).events > hosts->host(pick).events) pick = r;
+  }
+  panel->whoContacted(hosts->queryFor(pick), false);
+  panel->whoView()->expand(panel->whoContactedModel()->index(0, 0));
+  settle(500);
+  bool ok = w.grab().save(file);
+  std::printf("%s %s\n", ok ? "wrote" : "could not write", qPrintable(file));
+  return ok ? 0 : 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -188,6 +229,8 @@ int main(int argc, char** argv) {
   applyStyle();
   if (argc == 3 && QString::fromLocal8Bit(argv[1]) == QStringLiteral("--changes"))
     return changesScreenshots(QDir(QString::fromLocal8Bit(argv[2])).absolutePath());
+  if (argc == 4 && QString::fromLocal8Bit(argv[1]) == QStringLiteral("--hosts"))
+    return hostsScreenshot(QString::fromLocal8Bit(argv[2]), QString::fromLocal8Bit(argv[3]));
   if (argc < 3) fail("usage: gui_screenshots OUT_DIR DEMO_DIR | gui_screenshots --changes OUT_DIR");
   const QString out = QDir(QString::fromLocal8Bit(argv[1])).absolutePath();
   const QString demo = QDir(QString::fromLocal8Bit(argv[2])).absolutePath();

@@ -52,6 +52,11 @@ db=$work/audit.db
 "$cb" run --policy policy.yaml --db "$db" --ask deny -q -- \
     python3 -c 'import sys; [open("big/f%d" % i, "w").close() for i in range(2500)]'
 [ -f prot/keep.txt ] || { echo "FAIL: the protected file is gone"; exit 1; }
+# Session 3: connections on loopback (to a listener of its own), for who_contacted.
+"$cb" run --policy policy.yaml --db "$db" --ask deny -q -- python3 -c '
+import socket
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(4)
+for _ in range(2): socket.create_connection(s.getsockname()).close()'
 
 denied=$("$cb" events --db "$db" --session 1 --decision deny --json | python3 -c '
 import json, sys
@@ -74,9 +79,9 @@ check() {  # check NAME PYTHON-ASSERTION < JSON
 insp() { timeout 120 "$inspector" --cli "$cb" mcp --db "$db" "$@" 2>"$work/insp.err"; }
 
 insp --method tools/list | check "tools/list" \
-    'sorted(t["name"] for t in r["tools"]) == ["check_policy", "list_sessions", "process_tree", "query_events", "replay", "session_summary", "who_touched", "why"]'
+    'sorted(t["name"] for t in r["tools"]) == ["check_policy", "list_sessions", "process_tree", "query_events", "replay", "session_summary", "who_contacted", "who_touched", "why"]'
 insp --method tools/call --tool-name list_sessions | check list_sessions \
-    '[s["id"] for s in r["structuredContent"]["sessions"]] == [1, 2]'
+    '[s["id"] for s in r["structuredContent"]["sessions"]] == [1, 2, 3]'
 insp --method tools/call --tool-name session_summary --tool-arg session=1 | check session_summary \
     'r["structuredContent"]["session"]["id"] == 1 and any(d["id"] == '"$denied"' and d["identity"] == ["rm"] for d in r["structuredContent"]["denials"])'
 insp --method tools/call --tool-name query_events --tool-arg session=1 --tool-arg decision=deny | check query_events \
@@ -85,6 +90,10 @@ insp --method tools/call --tool-name process_tree --tool-arg session=1 | check p
     'any(p["comm"] == "rm" and p["identity"] == ["rm"] for p in r["structuredContent"]["processes"])'
 insp --method tools/call --tool-name who_touched --tool-arg "path=$work/prot" | check who_touched \
     'any(e["id"] == '"$denied"' and e["chain"][0] == "rm" for e in r["structuredContent"]["events"])'
+insp --method tools/call --tool-name who_contacted --tool-arg "host=::ffff:127.0.0.0/104" | check who_contacted \
+    'len(r["structuredContent"]["events"]) == 2 and all(e["session"] == 3 and e["action"] == "net.connect" and e["net"]["addr"] == "127.0.0.1" and e["chain"][0] == "" for e in r["structuredContent"]["events"])'
+insp --method tools/call --tool-name who_contacted --tool-arg "host=example.com:443" | check "who_contacted, bad host" \
+    'r["isError"] and "holds a port" in r["content"][0]["text"]'
 insp --method tools/call --tool-name why --tool-arg "event_id=$denied" | check why \
     'r["structuredContent"]["explanation"]["rule"]["id"] == "protect" and r["structuredContent"]["reproduced"]'
 insp --method tools/call --tool-name replay --tool-arg 'sessions=[1]' --tool-arg "policy_files=[\"$work/policy.yaml\"]" \
@@ -135,7 +144,7 @@ check "inside its own session" \
     < "$work/inside.out"
 
 # The official SDK client.
-sargs=$(printf '{"session": 1, "huge_session": 2, "huge_count": %d, "denied_event": %d, "policy_file": "%s", "protected": "%s"}' \
+sargs=$(printf '{"session": 1, "huge_session": 2, "net_session": 3, "huge_count": %d, "denied_event": %d, "policy_file": "%s", "protected": "%s"}' \
     "$huge" "$denied" "$work/policy.yaml" "$work/prot")
 if timeout 300 node "$here/sdk_client.mjs" "$tools" "$cb" "$db" "$sargs"; then :; else echo "sdk client: FAILED"; fail=1; fi
 if [ "$fail" = 0 ]; then echo "mcp clients: all passed"; fi

@@ -2,7 +2,7 @@
 // the tools, calls each on real recorded sessions, sends malformed
 // requests, and pages through a huge result.  Run by mcp_clients.sh:
 //   node sdk_client.mjs TOOLS_DIR COTTONBOX DB ARGS_JSON
-// ARGS_JSON: {"session", "huge_session", "huge_count", "denied_event", "policy_file", "protected"}
+// ARGS_JSON: {"session", "huge_session", "net_session", "huge_count", "denied_event", "policy_file", "protected"}
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 
@@ -24,7 +24,7 @@ console.log(`negotiated with ${client.getServerVersion().name}; SDK latest revis
 const { tools } = await client.listTools();
 const names = tools.map((t) => t.name).sort();
 assert.deepEqual(names, ['check_policy', 'list_sessions', 'process_tree', 'query_events', 'replay', 'session_summary',
-  'who_touched', 'why']);
+  'who_contacted', 'who_touched', 'why']);
 for (const t of tools) assert.equal(t.annotations?.readOnlyHint, true, `${t.name} is read-only`);
 
 async function call(name, a) {
@@ -54,6 +54,13 @@ assert.ok(touched.events.length > 0);
 assert.ok(touched.events.every((e) => e.path.startsWith(args.protected) || e.target.startsWith(args.protected)));
 assert.ok(touched.events.some((e) => e.chain[0] === 'rm' && e.identity?.[0] === 'rm' && e.decision === 'deny'),
   'with the chain of identities');
+
+const contacted = await call('who_contacted', { host: '127.0.0.0/8', session: args.net_session });
+assert.equal(contacted.events.length, 2);
+assert.ok(contacted.events.every((e) => e.action === 'net.connect' && e.net.addr === '127.0.0.1' && e.chain.length >= 1),
+  'connections to loopback, with the chain');
+const nobody = await call('who_contacted', { host: '*.example.com' });
+assert.equal(nobody.events.length, 0);
 
 const why = await call('why', { event_id: args.denied_event });
 assert.equal(why.explanation.rule.id, 'protect');
@@ -106,4 +113,4 @@ const bogus = await client.callTool({ name: 'query_events', arguments: { cursor:
 assert.equal(bogus.isError, true);
 
 await client.close();
-console.log(`sdk client: ok (8 tools called, ${ids.length} events in ${pages} pages)`);
+console.log(`sdk client: ok (9 tools called, ${ids.length} events in ${pages} pages)`);
