@@ -106,6 +106,7 @@ Handler handler_for(Family f) {
     case Family::Connect:
     case Family::Bind: return classify_socket_address;
     case Family::Send: return classify_send;
+    case Family::Listen: return classify_listen;
     case Family::IoUringSetup: return classify_io_uring_setup;
     case Family::Mount: return classify_mount;
     case Family::Namespace: return classify_namespaces;

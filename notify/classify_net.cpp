@@ -114,4 +114,23 @@ Classified classify_socket_address(const Call& call, const Syscall& row, PathCon
   return c;
 }
 
+// listen(2) names no address: it is judged on the one the socket is bound
+// to (port 0 before an implicit bind: the kernel picks one), and carried
+// out on the very socket judged, so no dup2 can put another in its place.
+Classified classify_listen(const Call& call, const Syscall& row, PathContext&, const ClassifyEnv& env) {
+  auto sock = target_fd_object(call, as_fd(call.args[row.args.sock]), true, env);
+  if (!sock) return fail(sock.error().err == EBADF ? EBADF : ENOTSOCK);
+  sockaddr_storage ss{};
+  socklen_t len = sizeof ss;
+  if (getsockname(sock->get(), reinterpret_cast<sockaddr*>(&ss), &len) != 0)
+    return fail(errno == EBADF ? EBADF : ENOTSOCK);
+  std::vector<uint8_t> addr(reinterpret_cast<uint8_t*>(&ss), reinterpret_cast<uint8_t*>(&ss) + len);
+  Classified c;
+  c.facets.push_back(facet(Action::NetListen, sockaddr_text(addr, socket_type(sock->get()), nullptr)));
+  c.op.kind = OpKind::Listen;
+  c.op.value = static_cast<int64_t>(static_cast<int>(call.args[row.args.size]));
+  c.op.obj = std::move(*sock);
+  return c;
+}
+
 }  // namespace cb::handlers

@@ -123,6 +123,7 @@ Outcome execute(Operation& op, const Call& call, const Creds& creds, Listener& l
       out.ret = result(connect(op.obj.get(), reinterpret_cast<const sockaddr*>(op.blob.data()),
                                static_cast<socklen_t>(op.blob.size())));
       break;
+    case OpKind::Listen: out.ret = result(listen(op.obj.get(), static_cast<int>(op.value))); break;
     case OpKind::Bind:
       out.ret = result(bind(op.obj.get(), reinterpret_cast<const sockaddr*>(op.blob.data()),
                             static_cast<socklen_t>(op.blob.size())));

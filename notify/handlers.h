@@ -69,6 +69,7 @@ Classified classify_prlimit(const Call&, const Syscall&, PathContext&, const Cla
 // ---- network (classify_net.cpp, classify_send.cpp)
 Classified classify_socket_address(const Call&, const Syscall&, PathContext&, const ClassifyEnv&);  // connect, bind
 Classified classify_send(const Call&, const Syscall&, PathContext&, const ClassifyEnv&);  // sendto, sendmsg, sendmmsg
+Classified classify_listen(const Call&, const Syscall&, PathContext&, const ClassifyEnv&);
 // A socket address as rules and the trail name it: "udp:1.2.3.4:53",
 // "tcp:[::1]:80", "unix:/run/x.sock" (a relative path joined to the
 // caller's cwd when `ctx` is given), "unix:@abstract", "family:N".

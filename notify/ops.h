@@ -63,6 +63,7 @@ enum class OpKind : uint8_t {
   FdFallocate,  // fallocate(fd copy, flags, value, len)
   Connect,      // connect(socket copy, blob): the address as checked
   Bind,         // bind(socket copy, blob)
+  Listen,       // listen(socket copy, value): the very socket judged
   Send,         // sendmsg(socket copy, each of msgs) with flags: notify/send.h
   Reply,        // answer `value` (decided in the supervisor, nothing to carry out)
 };

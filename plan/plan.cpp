@@ -412,7 +412,8 @@ Plan make_plan(const Policy& p, const PlanInput& in, const HostFacts& host) {
   // Without a pid namespace or Landlock's signal scope the supervisor is in
   // reach: every signal is judged so none can touch it.
   f.set(Gate::Signals, (notify & bit(Action::ProcSignal)) || !in.signals_scoped);
-  f.set(Gate::Net, notify & (bit(Action::NetConnect) | bit(Action::NetBind) | bit(Action::NetSend)));
+  f.set(Gate::Net,
+        notify & (bit(Action::NetConnect) | bit(Action::NetBind) | bit(Action::NetSend) | bit(Action::NetListen)));
   // Every sendmsg is notified once this is open (its address is behind a
   // pointer): only for policies that judge datagrams.
   f.set(Gate::Sends, notify & bit(Action::NetSend));

@@ -159,6 +159,7 @@ constexpr Syscall kTable[] = {
     // ---- network
     {SYS_connect, "connect", Family::Connect, A{.sock = 0, .addr = 1, .addrlen = 2}, one(always(Gate::Net)), true},
     {SYS_bind, "bind", Family::Bind, A{.sock = 0, .addr = 1, .addrlen = 2}, one(always(Gate::Net)), true},
+    {SYS_listen, "listen", Family::Listen, A{.sock = 0, .size = 1}, one(always(Gate::Net))},
     // Datagrams sent with an address.  sendto names it in a register: a
     // send() without one (sendto with a null address) never leaves the
     // kernel.  sendmsg and sendmmsg keep theirs behind a pointer (and may
@@ -262,11 +263,11 @@ const Syscall* find_syscall(int nr) {
 
 std::string_view family_name(Family f) {
   static constexpr std::string_view kNames[] = {
-      "open",      "open_by_handle", "unlink",    "rename",    "link",           "symlink",      "mkdir",
-      "mknod",     "truncate",       "ftruncate", "fallocate", "chmod",          "chown",        "utime",
-      "setxattr",  "removexattr",    "xattrat",   "chattr",    "exec",           "signal",       "trace",
-      "prlimit",   "connect",        "bind",      "send",      "io_uring_setup", "io_uring_use", "mount",
-      "namespace", "clone",          "clone3",    "kernel",    "chdir",          "creds",        "userfaultfd"};
+      "open",     "open_by_handle", "unlink",         "rename",       "link",  "symlink",   "mkdir",    "mknod",
+      "truncate", "ftruncate",      "fallocate",      "chmod",        "chown", "utime",     "setxattr", "removexattr",
+      "xattrat",  "chattr",         "exec",           "signal",       "trace", "prlimit",   "connect",  "bind",
+      "send",     "listen",         "io_uring_setup", "io_uring_use", "mount", "namespace", "clone",    "clone3",
+      "kernel",   "chdir",          "creds",          "userfaultfd"};
   static_assert(std::size(kNames) == static_cast<size_t>(Family::Count));
   auto i = static_cast<size_t>(f);
   return i < std::size(kNames) ? kNames[i] : "unknown";
@@ -303,6 +304,7 @@ ActionMask family_actions(Family f) {
     // MSG_FASTOPEN with an address is a connect.
     case Family::Send: return bit(Action::NetSend) | bit(Action::NetConnect);
     case Family::Bind: return bit(Action::NetBind);
+    case Family::Listen: return bit(Action::NetListen);
     case Family::IoUringSetup:
     case Family::IoUringUse: return bit(Action::SysIoUring);
     case Family::Mount: return bit(Action::SysMount);

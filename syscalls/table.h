@@ -51,7 +51,8 @@ enum class Family : uint8_t {
   Prlimit,  // on another process
   Connect,
   Bind,
-  Send,  // sendto with an address, sendmsg, sendmmsg: carried out by the supervisor
+  Send,    // sendto with an address, sendmsg, sendmmsg: carried out by the supervisor
+  Listen,  // listen(2): judged on the address the socket is bound to
   IoUringSetup,
   IoUringUse,   // io_uring_enter/register: answered in the filter
   Mount,        // mount, umount2, pivot_root, chroot and the new mount API

@@ -113,6 +113,7 @@ std::optional<Event> event_of(const TraceRecord& r) {
     case Family::Trace:
     case Family::Prlimit:
     case Family::Send:  // the supervisor carries every one out and writes its row
+    case Family::Listen:
     case Family::IoUringSetup:
     case Family::IoUringUse:
     case Family::Mount:

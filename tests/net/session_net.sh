@@ -54,6 +54,10 @@ rules:
     host: [ok.cbtest, rebind.cbtest]
     port: [8080]
     decision: allow
+  - id: no-server-on-8181
+    action: net.listen
+    port: [8181]
+    decision: deny
   - id: nothing-else
     action: [net.connect, net.send]
     host: ["0.0.0.0/0", "::/0"]
@@ -137,6 +141,13 @@ recorded "a packet socket" deny "packet socket"
 if command -v busybox >/dev/null; then
     expect "busybox wget (its own resolver code)" refused busybox wget -q -O /dev/null http://$bad:8080/
 fi
+
+# ---- listen: judged on the address the socket is bound to
+expect "listen on a denied port" refused python3 -c "
+import socket; s = socket.socket(); s.bind(('127.0.0.1', 8181)); s.listen()"
+recorded "listen on a denied port" deny "tcp:127.0.0.1:8181"
+expect "listen on another port" ok python3 -c "
+import socket; s = socket.socket(); s.bind(('127.0.0.1', 0)); s.listen(); print(s.getsockname())"
 
 # ---- rebinding: a name that re-resolves to a denied address
 expect "before rebinding" ok sh -c "getent hosts rebind.cbtest | grep -q $ok"
