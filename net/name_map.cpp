@@ -156,4 +156,10 @@ size_t NameMap::size() const {
   return entries_.size();
 }
 
+void fill_net_object(Event& ev, const NameMap* names) {
+  if (action_object(ev.action) != ObjectKind::Address) return;
+  ev.net = net_object_from_path(ev.path);
+  if (names && ev.net.ip()) names->annotate(ev.net);
+}
+
 }  // namespace cb::net

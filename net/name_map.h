@@ -56,6 +56,12 @@ struct ChainAnswer {
 };
 ChainAnswer follow_chain(const DnsMessage& response);
 
+class NameMap;
+// For a net.* event: its object read back from its path (one spelling,
+// net/sockaddr.h), with the names `names` holds for the address (none when
+// null).  Other events are left as they are.
+void fill_net_object(Event& ev, const NameMap* names);
+
 struct IpAddrHash {
   size_t operator()(const IpAddr& a) const;
 };

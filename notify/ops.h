@@ -37,9 +37,6 @@ struct Facet {
   // uncovering a read-only tree); empty when it would not.  decide()
   // refuses such a call whatever the rules say.
   std::string breaks_layer;
-  // net.*: the address as the rules read it (names are filled in by the
-  // supervisor from the session's name map, not here).
-  NetObject net;
 };
 
 enum class OpKind : uint8_t {

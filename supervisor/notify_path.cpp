@@ -83,12 +83,9 @@ Event facet_event(const Call& call, const Classified& c, const Facet& f, const P
   ev.syscall = std::string(syscall_name(call.nr));
   ev.source = Source::Seccomp;
   ev.proc = pe ? pe->info : nullptr;
-  if (action_object(ev.action) == ObjectKind::Address) {
-    ev.net = f.net.proto == NetProto::None ? net_object_from_path(f.path) : f.net;
-    // The names this session resolved to the address, known before the
-    // answer left the resolver: so before this call could be made.
-    if (names && ev.net.ip()) names->annotate(ev.net);
-  }
+  // The names this session resolved to the address, known before the
+  // answer left the resolver: so before this call could be made.
+  net::fill_net_object(ev, names);
   return ev;
 }
 

@@ -28,6 +28,22 @@ bool succeeded(const EventRow& row) {
   return row.allowed && (row.result_errno == 0 || row.result_errno == -1);
 }
 
+// Calls f(fd number as text, what /proc names it) for each open descriptor
+// of `pid`.
+template <class F>
+void for_each_fd(int32_t pid, F&& f) {
+  std::string dir = "/proc/" + std::to_string(pid) + "/fd";
+  DIR* d = opendir(dir.c_str());
+  if (!d) return;
+  while (dirent* e = readdir(d)) {
+    if (e->d_name[0] == '.') continue;
+    char target[4096];
+    ssize_t n = readlinkat(dirfd(d), e->d_name, target, sizeof target);
+    if (n > 0) f(e->d_name, std::string(target, static_cast<size_t>(n)));
+  }
+  closedir(d);
+}
+
 }  // namespace
 
 void TaintTracker::Taint::add(uint64_t b, const std::vector<TaintRead>& r) {
@@ -52,28 +68,19 @@ TaintTracker::Taint TaintTracker::of(uint64_t proc_id) const {
 }
 
 void TaintTracker::mark_outputs(int32_t pid, const Taint& t) {
-  std::string dir = "/proc/" + std::to_string(pid) + "/fd";
-  DIR* d = opendir(dir.c_str());
-  if (!d) return;
-  while (dirent* e = readdir(d)) {
-    if (e->d_name[0] == '.') continue;
-    char target[4096];
-    ssize_t n = readlinkat(dirfd(d), e->d_name, target, sizeof target - 1);
-    if (n <= 0) continue;
-    target[n] = 0;
+  for_each_fd(pid, [&](const char* fd, const std::string& target) {
     // Written through: its flags say so (O_WRONLY, O_RDWR).
-    long flags = fd_flags(pid, e->d_name);
-    if (flags < 0 || (flags & O_ACCMODE) == O_RDONLY) continue;
-    std::string name(target, static_cast<size_t>(n));
+    long flags = fd_flags(pid, fd);
+    if (flags < 0 || (flags & O_ACCMODE) == O_RDONLY) return;
     struct stat st;
-    if (name.starts_with("/")) {
+    if (target.starts_with("/")) {
       // Files only: /dev/null and terminals carry nothing to a reader.
-      if (fstatat(dirfd(d), e->d_name, &st, 0) == 0 && S_ISREG(st.st_mode)) by_file_[name].add(t.bits, t.reads);
-    } else if (name.starts_with("pipe:") || name.starts_with("socket:")) {
-      by_channel_[name].add(t.bits, t.reads);
+      std::string link = "/proc/" + std::to_string(pid) + "/fd/" + fd;
+      if (stat(link.c_str(), &st) == 0 && S_ISREG(st.st_mode)) by_file_[target].add(t.bits, t.reads);
+    } else if (target.starts_with("pipe:") || target.starts_with("socket:")) {
+      by_channel_[target].add(t.bits, t.reads);
     }
-  }
-  closedir(d);
+  });
 }
 
 void TaintTracker::on_row(const EventRow& row) {
@@ -121,21 +128,14 @@ void TaintTracker::fill(Event& ev, uint64_t proc_id) const {
   Taint t = of(proc_id);
   if (!by_channel_.empty() && ev.pid > 0) {
     // A pipe or socket a tainted process wrote into, held by this one.
-    std::string dir = "/proc/" + std::to_string(ev.pid) + "/fd";
-    if (DIR* d = opendir(dir.c_str())) {
-      while (dirent* e = readdir(d)) {
-        char target[256];
-        ssize_t n = readlinkat(dirfd(d), e->d_name, target, sizeof target - 1);
-        if (n <= 0 || target[0] == '/') continue;
-        auto it = by_channel_.find(std::string(target, static_cast<size_t>(n)));
-        if (it == by_channel_.end()) continue;
-        // Only an end it can read from: a write end shared with the
-        // tainted process (a terminal's pipe, stderr) brings nothing in.
-        long flags = fd_flags(ev.pid, e->d_name);
-        if (flags >= 0 && (flags & O_ACCMODE) != O_WRONLY) t.add(it->second.bits, it->second.reads);
-      }
-      closedir(d);
-    }
+    for_each_fd(ev.pid, [&](const char* fd, const std::string& target) {
+      auto it = by_channel_.find(target);
+      if (it == by_channel_.end()) return;
+      // Only an end it can read from: a write end shared with the
+      // tainted process (a terminal's pipe, stderr) brings nothing in.
+      long flags = fd_flags(ev.pid, fd);
+      if (flags >= 0 && (flags & O_ACCMODE) != O_WRONLY) t.add(it->second.bits, it->second.reads);
+    });
   }
   if (lost_) {
     t.bits = policy_->taints.size() >= 64 ? ~uint64_t{0} : (uint64_t{1} << policy_->taints.size()) - 1;

@@ -93,10 +93,7 @@ void TraceMerge::on_record(const TraceRecord& r) {
     info->uid = r.uid;
     ev->proc = std::move(info);
   }
-  if (action_object(ev->action) == ObjectKind::Address) {
-    ev->net = net_object_from_path(ev->path);
-    if (opts_.names && ev->net.ip()) opts_.names->annotate(ev->net);
-  }
+  net::fill_net_object(*ev, opts_.names);
   EventRow row;
   row.seq = rec_.next_seq();
   row.ev = std::move(*ev);
