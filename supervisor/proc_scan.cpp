@@ -42,8 +42,10 @@ void ProcScan::await_exec(pid_t pid) {
   // longer than a tenth of one, and its first look would be of this image.
   for (int i = 0; i < 2000; ++i) {
     struct stat st {};
-    // Gone, or another program than this one: exec'd (or failed).
-    if (stat(exe.c_str(), &st) != 0 || st.st_ino != self.st_ino || st.st_dev != self.st_dev) return;
+    // Gone, or another program than this one with its command line in
+    // place: exec'd (or failed).
+    if (stat(exe.c_str(), &st) != 0) return;
+    if ((st.st_ino != self.st_ino || st.st_dev != self.st_dev) && !read_proc_file(pid, "cmdline", 16).empty()) return;
     usleep(1000);
   }
 }
@@ -54,7 +56,11 @@ void ProcScan::scan() {
   for (size_t i = 0; i < queue.size() && i < kMaxProcesses; ++i) {
     pid_t pid = queue[i];
     if (ProcessEntry* e = procs_.known(pid)) {
-      if (read_image_key(pid) != e->image) {
+      // An exec publishes its new executable and stack before its argv
+      // (create_elf_tables comes last): a look inside that window saw the
+      // new image with no command line, so look again once it has one.
+      bool unfinished = e->info->argv.empty() && !read_proc_file(pid, "cmdline", 16).empty();
+      if (unfinished || read_image_key(pid) != e->image) {
         procs_.mark_exec(pid);
         procs_.by_tgid(pid);  // reads the new image and records the exec
       }
