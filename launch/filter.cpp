@@ -115,7 +115,7 @@ Result<FilterProgram> build_filter(const FilterSpec& s) {
     for (const FilterClause& c : row.filter)
       if (wanted(c)) b.add(row.nr, c);
   }
-  for (const FilterRefusal& r : s.refusals) b.add(r.nr, FilterClause{Gate::Always, {r.cmp, {}}, r.err});
+  for (const FilterRefusal& r : s.refusals) b.add(r.nr, FilterClause{Gate::Always, {r.cmp, r.cmp2}, r.err});
   if (b.error()) return Error{b.error(), std::string("building the seccomp filter: ") + strerror(b.error())};
 
   // Debian 12's libseccomp has no export to memory: go through a memfd.

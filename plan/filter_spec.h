@@ -17,6 +17,7 @@ struct FilterRefusal {
   int nr = -1;
   ArgCmp cmp;  // CmpOp::None: every call of `nr`
   int16_t err = EPERM;
+  ArgCmp cmp2;  // a second comparison that must hold too (socket: family and type)
 };
 
 struct FilterSpec {

@@ -54,7 +54,11 @@ bool refuse_family(const Policy& p, Family f, Action a, int16_t err, PathOf path
       fixed = false;
       continue;
     }
-    if (refuses(d)) out.refusals.push_back({row.nr, ArgCmp{}, err});
+    if (!refuses(d)) continue;
+    // Only the calls the row is about: socket() is a kernel facility for
+    // packet and raw sockets alone, not for every socket.
+    for (const FilterClause& c : row.filter)
+      if (c.gate != Gate::Count) out.refusals.push_back({row.nr, c.cmp[0], err, c.cmp[1]});
   }
   return fixed;
 }

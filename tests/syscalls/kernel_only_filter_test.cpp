@@ -8,6 +8,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -91,6 +92,14 @@ TEST(KernelOnlyFilter, TheGuardsAreRefusedInTheKernelWithTheSupervisorsErrno) {
   EXPECT_EQ(run(*prog, SYS_clone3, {0, 0}), SECCOMP_RET_ERRNO | ENOSYS);
   EXPECT_EQ(run(*prog, SYS_openat, {uint64_t(AT_FDCWD), 0, O_WRONLY}), SECCOMP_RET_ALLOW);
   EXPECT_EQ(run(*prog, SYS_unlink, {0}), SECCOMP_RET_ALLOW);
+  // socket() is a kernel facility for packet and raw sockets only: every
+  // other socket (a test's server on loopback, a DNS lookup) is made.
+  EXPECT_EQ(run(*prog, SYS_socket, {AF_PACKET, SOCK_RAW, 0}), SECCOMP_RET_ERRNO | EPERM);
+  EXPECT_EQ(run(*prog, SYS_socket, {AF_INET, SOCK_RAW, 1}), SECCOMP_RET_ERRNO | EPERM);
+  EXPECT_EQ(run(*prog, SYS_socket, {AF_INET6, SOCK_RAW | SOCK_CLOEXEC, 58}), SECCOMP_RET_ERRNO | EPERM);
+  EXPECT_EQ(run(*prog, SYS_socket, {AF_INET, SOCK_STREAM, 0}), SECCOMP_RET_ALLOW);
+  EXPECT_EQ(run(*prog, SYS_socket, {AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0}), SECCOMP_RET_ALLOW);
+  EXPECT_EQ(run(*prog, SYS_socket, {AF_UNIX, SOCK_STREAM, 0}), SECCOMP_RET_ALLOW);
 }
 
 // The kernel fact the mode exists for, and that the filter installs there.
