@@ -1,5 +1,6 @@
 #include "base/paths.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <climits>
@@ -76,6 +77,34 @@ std::string fd_path(int fd) {
   ssize_t n = readlink(link, buf, sizeof buf);
   if (n <= 0) return {};
   return std::string(buf, static_cast<size_t>(n));
+}
+
+std::optional<long> fdinfo_field(pid_t pid, int fd, std::string_view key, int base) {
+  char p[64];
+  if (pid > 0)
+    snprintf(p, sizeof p, "/proc/%d/fdinfo/%d", pid, fd);
+  else
+    snprintf(p, sizeof p, "/proc/self/fdinfo/%d", fd);
+  int f = open(p, O_RDONLY | O_CLOEXEC);
+  if (f < 0) return std::nullopt;
+  // The fields that matter come first; a pidfd's or a file's fdinfo is a
+  // few lines (what follows them, an inotify's marks or an epoll's set, can
+  // be long and is not read).
+  char buf[1024];
+  ssize_t n = read(f, buf, sizeof buf - 1);
+  close(f);
+  if (n <= 0) return std::nullopt;
+  buf[n] = 0;
+  std::string_view text(buf, static_cast<size_t>(n));
+  for (size_t at = 0; at < text.size();) {
+    size_t end = text.find('\n', at);
+    std::string_view line = text.substr(at, end == std::string_view::npos ? std::string_view::npos : end - at);
+    if (line.size() > key.size() && line.substr(0, key.size()) == key && line[key.size()] == ':')
+      return std::strtol(buf + at + key.size() + 1, nullptr, base);
+    if (end == std::string_view::npos) break;
+    at = end + 1;
+  }
+  return std::nullopt;
 }
 
 }  // namespace cb

@@ -2,7 +2,10 @@
 // resolution and the tracer's records alike.
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -28,6 +31,10 @@ std::string canonical_path(std::string_view path);
 // What /proc/self/fd/FD names: the fd's absolute path as this process sees
 // it, or the kernel's name of a non-file ("pipe:[N]"); "" when unreadable.
 std::string fd_path(int fd);
+// A numeric field of /proc/PID/fdinfo/FD ("Pid", "flags"), read in `base`
+// (flags are octal); `pid` 0: this process.  nullopt when the fd or the
+// field is not there.
+std::optional<long> fdinfo_field(pid_t pid, int fd, std::string_view key, int base = 10);
 
 // CLOCK_REALTIME in nanoseconds: the time stamps of the audit trail.
 int64_t realtime_ns();

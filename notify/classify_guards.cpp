@@ -44,17 +44,8 @@ bool namespace_of_session(int fd, const ClassifyEnv& env) {
   std::vector<pid_t> pids = env.session_pids();
   struct stat want {};
   if (fstat(fd, &want)) return false;
-  char link[64];
-  snprintf(link, sizeof link, "/proc/self/fdinfo/%d", fd);
-  std::string info;
-  if (FILE* fi = fopen(link, "re")) {
-    char buf[512];
-    while (fgets(buf, sizeof buf, fi)) info += buf;
-    fclose(fi);
-  }
-  if (size_t at = info.find("\nPid:"); at != std::string::npos) {  // a pidfd
-    pid_t pid = static_cast<pid_t>(atoi(info.c_str() + at + 5));
-    return std::find(pids.begin(), pids.end(), pid) != pids.end();
+  if (auto pid = fdinfo_field(0, fd, "Pid")) {  // a pidfd
+    return std::find(pids.begin(), pids.end(), static_cast<pid_t>(*pid)) != pids.end();
   }
   static const char* const kinds[] = {"mnt", "net", "pid", "user", "uts", "ipc", "cgroup", "time"};
   Privileged priv;

@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "base/paths.h"
 #include "notify/handlers.h"
 #include "notify/listener.h"
 
@@ -26,16 +27,8 @@ std::string exe_of(pid_t pid) {
 
 // The process a pidfd names, in the supervisor's pid namespace; -1 if none.
 pid_t pid_of_pidfd(int fd) {
-  char p[64];
-  snprintf(p, sizeof p, "/proc/self/fdinfo/%d", fd);
-  UniqueFd info(open(p, O_RDONLY | O_CLOEXEC));
-  if (!info) return -1;
-  char buf[512];
-  ssize_t n = read(info.get(), buf, sizeof buf - 1);
-  if (n <= 0) return -1;
-  buf[n] = 0;
-  const char* s = strstr(buf, "\nPid:");
-  return s ? static_cast<pid_t>(atoi(s + 5)) : -1;
+  auto pid = fdinfo_field(0, fd, "Pid");
+  return pid ? static_cast<pid_t>(*pid) : -1;
 }
 
 Classified classify_target_process(Action a, pid_t target, const ClassifyEnv& env, uint64_t flags) {

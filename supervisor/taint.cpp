@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "base/paths.h"
 #include "procs/procs.h"
 
 namespace cb {
@@ -17,11 +18,7 @@ constexpr size_t kReadsKept = 4;
 constexpr int kMaxDepth = 64;  // ancestors walked; sessions are shallower
 
 // The open flags of `pid`'s descriptor `fd`, or -1.
-long fd_flags(int32_t pid, const char* fd) {
-  std::string info = read_proc_file(pid, ("fdinfo/" + std::string(fd)).c_str(), 1024);
-  auto at = info.find("flags:");
-  return at == std::string::npos ? -1 : std::strtol(info.c_str() + at + 6, nullptr, 8);
-}
+long fd_flags(int32_t pid, const char* fd) { return fdinfo_field(pid, atoi(fd), "flags", 8).value_or(-1); }
 
 bool succeeded(const EventRow& row) {
   // -1: the kernel ran it and the result is not known here: counted.
