@@ -14,7 +14,7 @@
 #   --workdir DIR      work in a fresh cottonbox-bench.XXXXXX under DIR instead
 #                      (one filesystem, whichever DIR is on)
 #   --modes LIST       subset of native,observe,seccomp,ebpf,ebpf-nokeep,floor,floor-all,
-#                      floor-creates,tracer-floor,strace,bwrap,firejail
+#                      floor-creates,tracer-floor,strace,bwrap,bwrap-pid,ebpf-bwrap,firejail
 #                      (default: all available)
 #   --only LIST        subset of workload,micro,launch,ingest,connect (default all
 #                      but connect; connect runs only when named)
@@ -48,6 +48,10 @@
 #              these tracepoints costs every syscall at the least (eBPF builds)
 #   strace     strace -f -qq -o /dev/null
 #   bwrap      bwrap --dev-bind / /
+#   bwrap-pid  bwrap --dev-bind / / --proc /proc --unshare-pid --die-with-parent:
+#              a sandbox with its own pid namespace, as agents' sandboxes are
+#   ebpf-bwrap the ebpf mode's cottonbox around bwrap-pid: what a session adds
+#              to a sandbox that runs inside it (compared with bwrap-pid alone)
 #   firejail   firejail --quiet --noprofile (launch latency only)
 # The launch table also has `cottonbox --help` (the binary's start, no session).
 # HOUDINI is ../shared/houdini/policy.yaml.tmpl with ${PROTECT} = WORK/ref, a
@@ -273,7 +277,8 @@ put meta - - - reps "$reps"
 
 # ---------------------------------------------------------------------------
 # Modes: PREFIX for a mode and a database path.
-is_cb() { case $1 in observe|seccomp|ebpf|ebpf-nokeep) return 0 ;; esac; return 1; }
+is_cb() { case $1 in observe|seccomp|ebpf|ebpf-nokeep|ebpf-bwrap) return 0 ;; esac; return 1; }
+bwrap_pid=(bwrap --dev-bind / / --proc /proc --unshare-pid --die-with-parent --)
 prefix_for() {  # MODE DB WORKDIR
     case $1 in
         native) PREFIX=() ;;
@@ -288,6 +293,8 @@ prefix_for() {  # MODE DB WORKDIR
         cb-start) PREFIX=("$cb" --help) ;;  # launch only: ignores the command after it
         strace) PREFIX=(strace -f -qq -o /dev/null --) ;;
         bwrap) PREFIX=(bwrap --dev-bind / / --) ;;
+        bwrap-pid) PREFIX=("${bwrap_pid[@]}") ;;
+        ebpf-bwrap) PREFIX=("$cb" run --policy "$3/houdini.yaml" --ask deny --tracer seccomp,ebpf --db "$2" -- "${bwrap_pid[@]}") ;;
         firejail) PREFIX=(firejail --quiet --noprofile --) ;;
     esac
 }
@@ -299,7 +306,8 @@ except Exception: v = ""
 print(v if not isinstance(v, list) else ";".join(map(str, v)))' "$1" "$2"
 }
 
-all_modes=(native observe seccomp ebpf ebpf-nokeep floor floor-all floor-creates tracer-floor strace bwrap firejail)
+all_modes=(native observe seccomp ebpf ebpf-nokeep floor floor-all floor-creates tracer-floor strace bwrap bwrap-pid ebpf-bwrap
+           firejail)
 if [ -n "$modes_arg" ]; then IFS=, read -r -a req_modes <<< "$modes_arg"; else req_modes=("${all_modes[@]}"); fi
 modes=()
 for m in "${req_modes[@]}"; do
@@ -308,6 +316,7 @@ for m in "${req_modes[@]}"; do
         tracer-floor) [ -x "$bin_dir/bench_tracer_floor" ] || { note "bench_tracer_floor is not in $bin_dir (a build without eBPF): mode tracer-floor skipped"; continue; } ;;
         observe|seccomp|ebpf|ebpf-nokeep) ;;
         strace|bwrap|firejail) command -v "$m" > /dev/null || { note "$m is not installed: mode $m skipped"; continue; } ;;
+        bwrap-pid|ebpf-bwrap) command -v bwrap > /dev/null || { note "bwrap is not installed: mode $m skipped"; continue; } ;;
         *) echo "run.sh: unknown mode $m" >&2; exit 2 ;;
     esac
     if [ "$m" != native ]; then
