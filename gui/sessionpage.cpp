@@ -555,26 +555,16 @@ void SessionPage::whoTouched(const QString& input, bool allSessions, bool change
   } else {
     touches = whoTouchedLive(glob, changesOnly);
   }
-  size_t n = touches.size(), flagged = 0;
-  std::set<int64_t> sessions;
-  for (const auto& t : touches) {
-    sessions.insert(t.event.session);
-    flagged += toneOf(t.event.row) != Tone::Neutral ? 1 : 0;
-  }
-  m_whoModel->setTouches(std::move(touches));
-  // The chains behind denials and asks are open; the rest one click away.
-  for (int r = 0; r < m_whoModel->rowCount(); ++r)
-    if (toneOf(m_whoModel->touches()[static_cast<size_t>(r)].event.row) != Tone::Neutral)
-      m_whoView->expand(m_whoModel->index(r, 0));
+  const WhoCounts found = showTouches(*m_whoModel, *m_whoView, std::move(touches));
   if (!error.isEmpty())
     m_whoStatus->setText(error);
-  else if (n == 0)
+  else if (found.events == 0)
     m_whoStatus->setText(tr("Nothing touched %1.").arg(input.toHtmlEscaped()));
   else
     m_whoStatus->setText(
         tr("%1 on %2 in %3, %4 denied or asked.  Expand an event for the process that did it and its ancestors.")
-            .arg(counted(n, "event", "events"), input, counted(sessions.size(), "session", "sessions"),
-                 count(flagged)));
+            .arg(counted(found.events, "event", "events"), input, counted(found.sessions, "session", "sessions"),
+                 count(found.flagged)));
   setTab(WhoTouchedTab);
 }
 

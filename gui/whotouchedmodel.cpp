@@ -3,6 +3,8 @@
 #include <QBrush>
 #include <QFont>
 #include <QStringList>
+#include <QTreeView>
+#include <set>
 
 #include "gui/text.h"
 
@@ -133,6 +135,21 @@ QVariant WhoTouchedModel::data(const QModelIndex& index, int role) const {
       return tr("%1\ncwd: %2\nstarted %3").arg(safe(p.row.exe), safe(p.row.cwd), dateTime(p.row.started_ns));
   }
   return QVariant();
+}
+
+WhoCounts showTouches(WhoTouchedModel& model, QTreeView& view, std::vector<Touch> touches) {
+  WhoCounts c;
+  c.events = touches.size();
+  std::set<int64_t> sessions;
+  for (const auto& t : touches) {
+    sessions.insert(t.event.session);
+    c.flagged += toneOf(t.event.row) != Tone::Neutral ? 1 : 0;
+  }
+  c.sessions = sessions.size();
+  model.setTouches(std::move(touches));
+  for (int r = 0; r < model.rowCount(); ++r)
+    if (toneOf(model.touches()[static_cast<size_t>(r)].event.row) != Tone::Neutral) view.expand(model.index(r, 0));
+  return c;
 }
 
 }  // namespace cb::gui

@@ -9,6 +9,8 @@
 
 #include "gui/auditdb.h"
 
+class QTreeView;
+
 namespace cb::gui {
 
 class WhoTouchedModel : public QAbstractItemModel {
@@ -38,5 +40,15 @@ class WhoTouchedModel : public QAbstractItemModel {
   Subject m_subject = Subject::Path;
   std::vector<Touch> m_touches;
 };
+
+// What a "who" search found, for its status line.
+struct WhoCounts {
+  size_t events = 0;
+  size_t sessions = 0;
+  size_t flagged = 0;  // denied or asked
+};
+// Shows `touches` in `model`, with the chains behind denials and asks
+// expanded in `view` (the rest one click away).
+WhoCounts showTouches(WhoTouchedModel& model, QTreeView& view, std::vector<Touch> touches);
 
 }  // namespace cb::gui

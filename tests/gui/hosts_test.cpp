@@ -102,13 +102,13 @@ NetDb writeNetSessions(const QTemporaryDir& dir) {
   (*w)->add_event(d.a, makeEvent(7, Action::FileWrite, "/p/notes", npm));
   (*w)->add_lookup(d.a, lookupRow("evil.example", true, t + 8'000'000, 3));
   (*w)->add_lookup(d.a, lookupRow("evil.example", true, t + 9'000'000, 3));
-  (*w)->end_session(d.a, SessionEnd{t + 10'000'000, 0, 0, SessionState::Ended});
+  if (!(*w)->end_session(d.a, SessionEnd{t + 10'000'000, 0, 0, SessionState::Ended})) qFatal("end_session");
   ss.uuid = "uuid-net-b";
   ss.name = "fetch";
   d.b = *(*w)->begin_session(ss);
   (*w)->add_process(d.b, ProcessRow{1, 0, 200, 199, 0, "curl", "/usr/bin/curl", {"curl"}, "/p", ss.started_ns});
   (*w)->add_event(d.b, netEvent(1, "10.1.200.1", 443, {}, proc(1, 200, "curl"), t + 11'000'000));
-  (*w)->end_session(d.b, SessionEnd{t + 12'000'000, 0, 0, SessionState::Ended});
+  if (!(*w)->end_session(d.b, SessionEnd{t + 12'000'000, 0, 0, SessionState::Ended})) qFatal("end_session");
   return d;
 }
 
