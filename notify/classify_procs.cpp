@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string_view>
 
 #include "base/paths.h"
 #include "notify/handlers.h"
@@ -88,8 +89,18 @@ Classified classify_exec(const Call& call, const Syscall& row, PathContext& ctx,
     // execveat(fd, "", AT_EMPTY_PATH): the open file itself.
     if (auto f = target_fd_object(call, as_fd(call.args[row.args.fd]), false, env)) {
       auto name = ctx.name_of(f->get());
-      if (!name) return fail(name.error().err);
-      path = std::move(*name);
+      if (name) {
+        path = std::move(*name);
+      } else {
+        // A memfd lies on no mount of any namespace, so it has no host name:
+        // it is named as the kernel names it ("memfd:NAME"), which a rule
+        // can match and no rule about a path does.
+        std::string k = fd_path(f->get());
+        if (k.rfind("/memfd:", 0) != 0) return fail(name.error().err);
+        k.erase(0, 1);
+        if (constexpr std::string_view del = " (deleted)"; k.ends_with(del)) k.resize(k.size() - del.size());
+        path = std::move(k);
+      }
     }
   }
   c.facets.push_back(facet(Action::ProcExec, path));

@@ -694,15 +694,19 @@ class Loader {
       takes_name |= k == ObjectKind::Facility;
     }
     bool takes_path = actions & ~(actions_of_kind(ObjectKind::Address) | actions_of_kind(ObjectKind::Facility));
+    // Code run from a memfd is named as the kernel names it (memfd:NAME).
+    const bool memfd = (actions & bit(Action::ProcExec)) && text.starts_with("memfd:");
     if (text.starts_with("/") || text.starts_with("*")) {
       text = normalize_path_pattern(text);
-    } else if (!(takes_address && looks_like_address(text)) && !takes_name) {
+    } else if (!(takes_address && looks_like_address(text)) && !takes_name && !memfd) {
       if (takes_address && !takes_path)
         error(s.file, s.mark, "'" + text + "' is not an address pattern (tcp:HOST:PORT, udp:HOST:PORT or unix:PATH)");
       else
         error(s.file, s.mark,
               "path '" + text + "' must be absolute or start with '*'" +
-                  (text.starts_with("~") ? " (write ${HOME} for '~')" : ""));
+                  (text.starts_with("~")             ? " (write ${HOME} for '~')"
+                   : actions & bit(Action::ProcExec) ? " (or memfd:NAME for code run from a memfd)"
+                                                     : ""));
       return std::nullopt;
     }
     auto g = Glob::compile(text);

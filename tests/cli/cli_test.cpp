@@ -444,6 +444,26 @@ TEST_F(Session, IoUringIsRefusedWithEnosysAndRecorded) {
   EXPECT_TRUE(found);
 }
 
+TEST_F(Session, CodeRunFromAMemfdIsNamedAsTheKernelNamesIt) {
+  const std::string memx =
+      "python3 -c 'import os; fd = os.memfd_create(\"payload\", 0); "
+      "os.write(fd, open(\"/bin/true\", \"rb\").read()); os.execve(fd, [\"payload\"], {})'; echo rc=$?";
+  Outcome r = supervised(memx);
+  EXPECT_NE(r.out.find("rc=0"), std::string::npos) << "a memfd's code runs where no rule is about it\n"
+                                                   << r.out << r.err;
+  write_file(policy_,
+             read_file(policy_) +
+                 "  - id: no-memfd-code\n    action: proc.exec\n    path: [\"memfd:*\"]\n    decision: deny\n");
+  r = supervised(memx);
+  EXPECT_NE(r.out.find("rc=1"), std::string::npos) << r.out << r.err;  // python's PermissionError
+  bool found = false;
+  for (auto& e : events("deny"))
+    if (e.row.ev.action == cb::Action::ProcExec && e.row.verdict.rule_id == "no-memfd-code" &&
+        e.row.ev.path == "memfd:payload")
+      found = true;
+  EXPECT_TRUE(found) << "the refusal is recorded with the memfd's name";
+}
+
 TEST_F(Session, AllowingIoUringByRuleWorksAndMarksTheSessionDegraded) {
   write_file(policy_, read_file(policy_) + "  - id: uring-ok\n    action: sys.io_uring\n    decision: allow\n");
   CB_REQUIRE_HOST(cb::test::io_uring());
