@@ -4,14 +4,19 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 
+#include <cstdlib>
 #include <cstring>
 
 #include "trace/core_btf.h"
 
 namespace cb {
 
-std::string tracer_socket_path() { return core_btf_dir() + "/tracer.sock"; }
-std::string tracer_lock_path() { return core_btf_dir() + "/tracer.lock"; }
+std::string tracer_socket_path() {
+  // Tests run a service of their own, so as not to end the host's.
+  if (const char* t = getenv("COTTONBOX_TRACER_SOCKET"); t && *t) return t;
+  return core_btf_dir() + "/tracer.sock";
+}
+std::string tracer_lock_path(const std::string& socket) { return socket + ".lock"; }
 
 namespace {
 

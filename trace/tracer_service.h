@@ -23,10 +23,11 @@
 namespace cb {
 
 // The one place that names the service's socket: beside the cut-down BTF
-// (trace/core_btf.h), in a directory every session hides from its processes.
+// (trace/core_btf.h), in a directory every session hides from its
+// processes.  COTTONBOX_TRACER_SOCKET names another (tests).
 std::string tracer_socket_path();
-// Held (flock) by the running service, so that two never serve at once.
-std::string tracer_lock_path();
+// Held (flock) by the service of `socket`, so that two never serve at once.
+std::string tracer_lock_path(const std::string& socket = tracer_socket_path());
 
 constexpr uint32_t kTracerdMagic = 0x63627464;  // "cbtd"
 

@@ -268,7 +268,7 @@ int serve(const ServeOptions& o, std::ostream& log) {
   if (!dir.empty()) mkdir(dir.c_str(), 0755);
   // One service at a time: a second one (two sessions starting it at once)
   // leaves it to the first.
-  std::string lock_path = o.socket.empty() ? tracer_lock_path() : path + ".lock";
+  std::string lock_path = tracer_lock_path(path);
   UniqueFd lock(open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600));
   if (!lock) {
     log << "cottonbox tracer: cannot open " << lock_path << ": " << std::strerror(errno) << "\n";
