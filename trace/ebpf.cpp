@@ -135,7 +135,9 @@ Result<EbpfTracer> EbpfTracer::open(const EbpfConfig& config) {
 
 Result<EbpfTracer> EbpfTracer::connect_service(const std::string& socket) {
   if (fake_missing("ebpf")) return Error{ENOTSUP, "eBPF tracer disabled by COTTONBOX_FAKE_MISSING=ebpf (test only)"};
-  if (fake_missing("tracer-service")) return Error{ENOENT, "no tracer service (COTTONBOX_FAKE_MISSING, test only)"};
+  // A test that fakes a tracer that fails to load means every tracer.
+  if (fake_missing("tracer-service") || fake_missing("ebpf-load"))
+    return Error{ENOENT, "no tracer service (COTTONBOX_FAKE_MISSING, test only)"};
   auto s = connect_tracer_service(socket);
   if (!s) return s.error();
   auto impl = std::make_unique<Impl>();
