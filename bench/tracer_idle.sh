@@ -4,8 +4,9 @@
 # idle `cottonbox run` sessions recorded through the resident tracer
 # (`cottonbox tracer serve`), and beside the same numbers of sessions that
 # each load a tracer of their own (the per-session tracer of old, kept
-# selectable with COTTONBOX_FAKE_MISSING=tracer-service).  Reported, never
-# asserted.  Root only.
+# selectable with COTTONBOX_FAKE_MISSING=tracer-service).  The cost is the
+# calling thread's CPU time per call (bench_syscalls --cpu).  Reported,
+# never asserted.  Root only.
 #
 #   bench/tracer_idle.sh [--cottonbox PATH] [--bin-dir DIR] [--counts LIST]
 #                        [--backends service,private] [--reps N] [--iters N]
@@ -50,8 +51,10 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# CPU time of the calling thread: the syscall and the programs the kernel
+# runs for it, not the turns of others on a shared machine.
 getppid_ns() {
-    "$bin_dir/bench_syscalls" --iters "$iters" "$work" | awk '/^op=getppid/ { for (i = 1; i <= NF; i++) if ($i ~ /^ns=/) { sub("ns=", "", $i); print $i } }'
+    "$bin_dir/bench_syscalls" --cpu --iters "$iters" "$work" | awk '/^op=getppid/ { for (i = 1; i <= NF; i++) if ($i ~ /^ns=/) { sub("ns=", "", $i); print $i } }'
 }
 
 # Starts n idle sessions with the backend's environment, waits until all run.
@@ -72,7 +75,12 @@ start_sessions() {
         fi
     done
     for ((t = 0; t < 6000; t++)); do
-        [ "$(find "$work" -maxdepth 1 -name "up.$tag.*" | wc -l)" -ge "$n" ] && return 0
+        if [ "$(find "$work" -maxdepth 1 -name "up.$tag.*" | wc -l)" -ge "$n" ]; then
+            # What a session does once its command runs (the link walk,
+            # the first flushes) is over before the measurement.
+            sleep $((2 + n / 8))
+            return 0
+        fi
         sleep 0.05
     done
     echo "tracer_idle.sh: $backend: only $(find "$work" -maxdepth 1 -name "up.$tag.*" | wc -l) of $n sessions started" >&2

@@ -160,8 +160,14 @@ struct cb_slot {
 	__u32 gen;	   /* 0: free; else the live session's generation (< 1 << 16) */
 	__u32 pidns_level; /* the session supervisor's pid namespace: record pids are */
 	__u32 pidns_ino;   /* numbers of that namespace (level 0: the initial one) */
-	__u32 pad;
+	__u32 owner_uid;   /* syscalls only of tasks of this effective uid; CB_ANY_UID: all */
 };
+
+/* A plain user's session is not shown the syscalls of a process of it that
+ * runs as another uid (its forks, execs and exits are).  Such a session runs
+ * with no_new_privs (its seccomp filter needs it), so setuid programs gain
+ * nothing there; this holds should anything else change a uid. */
+#define CB_ANY_UID 0xffffffffu
 
 /* Per-CPU counters of one slot; user space sums them. */
 struct cb_counters {

@@ -197,6 +197,17 @@ static __always_inline void count_lost(__u32 slot, struct cb_counters *c, bool e
 		__sync_fetch_and_add(&l->lost, 1);
 }
 
+/* Whether the slot's reader may see the syscalls of `task` (cb_slot.owner_uid):
+ * what a process running as another user opens is no more the user's to see
+ * than its open files in /proc are.  Its forks, execs (argv, as /proc shows
+ * them to anyone) and exits are recorded: they are the session's tree. */
+static __always_inline bool may_see(struct cb_slot *cfg, struct task_struct *task)
+{
+	__u32 owner = cfg->owner_uid;
+
+	return owner == CB_ANY_UID || BPF_CORE_READ(task, cred, euid.val) == owner;
+}
+
 /* The slot of a CB_TRACK value, or NULL when its session has ended. */
 static __always_inline struct cb_slot *live_slot(__u32 track)
 {
@@ -696,6 +707,12 @@ int BPF_PROG(cb_sys_enter, struct pt_regs *regs, long id)
 	task = bpf_get_current_task_btf();
 	if (compat_syscall(task))
 		return 0;
+	{
+		struct cb_slot *cfg = live_slot(*track);
+
+		if (!cfg || !may_see(cfg, task))
+			return 0;
+	}
 	e = bpf_task_storage_get(&enters, task, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!e) {
 		__u32 slot = CB_TRACK_SLOT(*track);
@@ -996,7 +1013,7 @@ int BPF_PROG(cb_io_uring, struct io_kiocb *req)
 	if (!track)
 		return 0;
 	cfg = live_slot(track);
-	if (!cfg)
+	if (!cfg || !may_see(cfg, (void *)bpf_get_current_task()))
 		return 0;
 	r = reserve(CB_TRACK_SLOT(track), sizeof(*r));
 	if (!r)

@@ -101,9 +101,11 @@ struct EbpfTracer::Impl {
 
   size_t consume(const RecordFn& fn, size_t budget) {
     if (!ring) return 0;
-    TraceRecord rec;
     return ring->consume(
         [&](std::span<const uint8_t> bytes) {
+          // A fresh record each time: decode_into fills only what the
+          // record's kind has.
+          TraceRecord rec;
           if (auto ok = decode_into(bytes, rt_offset, rec); !ok) {
             ++garbled;
             last_error = ok.error().message;

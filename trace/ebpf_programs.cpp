@@ -290,7 +290,7 @@ Result<EbpfPrograms> EbpfPrograms::load(const EbpfConfig& config) {
   return EbpfPrograms(std::move(impl));
 }
 
-Result<EbpfSlot> EbpfPrograms::add_slot(const PidNamespace& reader_ns, uint64_t ring_bytes) {
+Result<EbpfSlot> EbpfPrograms::add_slot(const PidNamespace& reader_ns, uint64_t ring_bytes, uint32_t owner_uid) {
   auto& im = *impl_;
   uint32_t slot = 0;
   // Private loads use slot 0; the service hands out the least recently
@@ -327,6 +327,7 @@ Result<EbpfSlot> EbpfPrograms::add_slot(const PidNamespace& reader_ns, uint64_t 
   cfg.gen = gen;
   cfg.pidns_level = reader_ns.level;
   cfg.pidns_ino = static_cast<uint32_t>(reader_ns.ino);
+  cfg.owner_uid = owner_uid;
   if (bpf_map_update_elem(bpf_map__fd(skel->maps.slots), &slot, &cfg, BPF_ANY) != 0) {
     bpf_map_delete_elem(bpf_map__fd(skel->maps.rings), &slot);
     bpf_map_delete_elem(bpf_map__fd(skel->maps.losts), &slot);
@@ -426,7 +427,9 @@ Result<EbpfPrograms> EbpfPrograms::load(const EbpfConfig&) {
   if (fake_missing("ebpf")) return Error{ENOTSUP, "eBPF tracer disabled by COTTONBOX_FAKE_MISSING=ebpf (test only)"};
   return Error{ENOTSUP, "this cottonbox was built without eBPF support (COTTONBOX_WITH_EBPF=OFF)"};
 }
-Result<EbpfSlot> EbpfPrograms::add_slot(const PidNamespace&, uint64_t) { return Error{ENOTSUP, "no eBPF support"}; }
+Result<EbpfSlot> EbpfPrograms::add_slot(const PidNamespace&, uint64_t, uint32_t) {
+  return Error{ENOTSUP, "no eBPF support"};
+}
 Result<Ok> EbpfPrograms::track(uint32_t, pid_t) { return Error{ENOTSUP, "no eBPF support"}; }
 void EbpfPrograms::remove_slot(uint32_t) {}
 size_t EbpfPrograms::live_slots() const { return 0; }

@@ -81,8 +81,11 @@ class EbpfPrograms {
   ~EbpfPrograms();
 
   // A free slot with a new ring buffer (0: the configured size) and loss
-  // counters; records of its processes carry pids of `reader_ns`.
-  Result<EbpfSlot> add_slot(const PidNamespace& reader_ns, uint64_t ring_bytes = 0);
+  // counters; records of its processes carry pids of `reader_ns`.  With an
+  // `owner_uid`, only what its processes do as that effective uid is
+  // recorded (a plain user's session and the setuid programs it runs).
+  static constexpr uint32_t kAnyUid = 0xffffffffU;
+  Result<EbpfSlot> add_slot(const PidNamespace& reader_ns, uint64_t ring_bytes = 0, uint32_t owner_uid = kAnyUid);
   // Follows process `pid` (a pid of the loader's namespace) and every
   // descendant it forks from now on, in `slot`.  With the loader in the
   // initial pid namespace this takes effect at once; inside one, the kernel

@@ -229,7 +229,9 @@ class Server {
       reply(fd, refusal(who.error().err, who.error().message));
       return;
     }
-    auto slot = progs_.add_slot(who->reader_ns);
+    // Root sees everything its session does; a plain user, what its
+    // processes do as that user.
+    auto slot = progs_.add_slot(who->reader_ns, 0, cl.peer.uid == 0 ? EbpfPrograms::kAnyUid : cl.peer.uid);
     if (!slot) {
       reply(fd, refusal(slot.error().err, slot.error().message));
       return;

@@ -173,7 +173,9 @@ class TracerServicePrivileged : public ::testing::Test {
     EXPECT_TRUE(has_event(evs, "proc.exec", "/usr/bin/cat")) << "no exec of cat recorded";
     EXPECT_TRUE(has_event(evs, "file.read", file)) << "no open of " << file << " recorded";
     for (const auto& e : evs)
-      if (e.value("action", "") == "proc.exec") EXPECT_EQ(e.value("source", ""), "ebpf");
+      if (e.value("action", "") == "proc.exec") {
+        EXPECT_EQ(e.value("source", ""), "ebpf");
+      }
   }
 
   std::string dir_, sock_dir_, sock_, env_, log_;
