@@ -355,6 +355,20 @@ TEST_F(TracerServicePrivileged, ServiceKilledMidSessionLeavesDecisionsAndSaysRec
   EXPECT_TRUE(denied) << "the refused delete is not in the trail";
 }
 
+// Nothing a session's processes do reaches the service: its directory is
+// hidden in the session like the audit database's.
+TEST_F(TracerServicePrivileged, TheServiceIsOutOfASessionsReach) {
+  ASSERT_NO_FATAL_FAILURE(start_service());
+  std::string db = dir_ + "/h.db";
+  auto r = sh(run_cmd(db, "if [ -e " + sock_ + " ]; then echo visible; else echo hidden; fi; ls -A " + sock_dir_ +
+                              " 2>/dev/null | wc -l"),
+              dir_);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, "hidden\n0\n");
+  // And the session was recorded through it all the same.
+  EXPECT_EQ(session(db).value("tracer", ""), "seccomp,ebpf");
+}
+
 TEST_F(TracerServicePrivileged, EightLiveSessionsShareOneSetOfPrograms) {
   ASSERT_NO_FATAL_FAILURE(start_service());
   auto before = cb::tracer_status(sock_);
