@@ -18,6 +18,7 @@
 #include "mcp/server.h"
 #include "plan/plan.h"
 #include "session/session.h"
+#include "tracerd/server.h"
 
 namespace {
 
@@ -257,6 +258,21 @@ int main(int argc, char** argv) {
   auto* doctor = app.add_subcommand("doctor", "Show what this machine offers cottonbox, and what it does without each");
   doctor->add_flag("--json", doctor_json, "One JSON object");
 
+  // ---- tracer
+  cb::tracerd::ServeOptions serve_o;
+  bool tracer_json = false;
+  auto* tracer = app.add_subcommand("tracer", "The resident eBPF tracer that records every session (docs/tracer.md)");
+  tracer->require_subcommand(1);
+  auto* serve = tracer->add_subcommand("serve", "Load the tracer once and serve sessions on its socket (as root)");
+  serve->add_option("--socket", serve_o.socket, "Socket path (default: /run/cottonbox/tracer.sock)");
+  serve->add_option("--idle-exit", serve_o.idle_exit_s, "Exit this many seconds after the last session left")
+      ->check(CLI::NonNegativeNumber);
+  serve->add_flag("--keep", serve_o.keep, "Stay when no session is left");
+  serve->add_option("--ready-fd", serve_o.ready_fd, "Write 1 to this fd once serving (for whoever starts it)");
+  auto* tstatus = tracer->add_subcommand("status", "Whether the tracer service runs, its sessions and programs");
+  tstatus->add_option("--socket", serve_o.socket, "Socket path");
+  tstatus->add_flag("--json", tracer_json, "One JSON object");
+
   try {
     app.parse(cli_argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -357,6 +373,8 @@ int main(int argc, char** argv) {
     return cb::db::follow_events(db.empty() ? default_db() : db, fo, std::cout);
   }
   if (*doctor) return cb::run_doctor(doctor_json, std::cout);
+  if (*serve) return cb::tracerd::serve(serve_o, std::cerr);
+  if (*tstatus) return cb::tracerd::print_status(serve_o.socket, tracer_json, std::cout);
   std::string db_path = db.empty() ? default_db() : db;
   if (*changes)
     return cb::run_changes(db_path, ch_session, *ch_command_opt ? std::optional(ch_command) : std::nullopt, json,

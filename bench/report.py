@@ -317,6 +317,26 @@ def main():
               " event loops connect.  events: what the session recorded (one net.connect per request); sup µs/event:"
               " the supervisor's own CPU time per event.")
 
+    # ---- idle sessions (issue 21)
+    imodes = sorted({k[2] for k in data if k[0] == "idle"},
+                    key=lambda m: (m.rsplit("-", 1)[0], int(m.rsplit("-", 1)[1])))
+    if imodes:
+        print()
+        print("== A getppid outside every session, beside idle live sessions (bench/tracer_idle.sh; median of runs)")
+        rows = []
+        for m in imodes:
+            backend, n = m.rsplit("-", 1)
+            t = med(data[("idle", "-", m, "getppid_ns")])
+            base = med(data[("idle", "-", backend + "-0", "getppid_ns")])
+            per = (t - base) / int(n) if t is not None and base is not None and int(n) > 0 else None
+            rows.append([backend, n, fnum(t, "{:.0f}"), fnum(t - base if t is not None and base is not None else None,
+                                                              "{:+.0f}"), fnum(per, "{:+.1f}")])
+        print(table(["tracer", "sessions", "ns/getppid", "added ns", "added ns per session"], rows,
+                    right={1, 2, 3, 4}))
+        print("service: every session recorded by the one resident tracer (`cottonbox tracer serve`); private:"
+              " each session loads and attaches its own (COTTONBOX_FAKE_MISSING=tracer-service), the programs of"
+              " every one of them run on every syscall of the host.")
+
     # ---- targets
     print()
     print("== Targets (issue 5)")

@@ -16,8 +16,8 @@
 #   --modes LIST       subset of native,observe,seccomp,ebpf,ebpf-nokeep,floor,floor-all,
 #                      floor-creates,tracer-floor,strace,bwrap,bwrap-pid,ebpf-bwrap,firejail
 #                      (default: all available)
-#   --only LIST        subset of workload,micro,launch,ingest,connect (default all
-#                      but connect; connect runs only when named)
+#   --only LIST        subset of workload,micro,launch,ingest,connect,idle (default
+#                      all but connect and idle; those run only when named)
 #   --launch-runs N    launches per mode (default 60, as 6 interleaved rounds)
 #   --micro-iters N    iterations per batch of bench_syscalls (default 20000)
 #   --ingest-events N  events per bench_store run (default 1000000)
@@ -540,6 +540,19 @@ if want_named connect; then
     fi
     kill "$server" 2>/dev/null || true
     wait "$server" 2>/dev/null || true
+fi
+
+# ---------------------------------------------------------------------------
+# 6. Idle sessions (opt-in: --only idle; root): what a getppid made outside
+# every session pays beside 0, 1 and 64 idle live sessions, recorded by the
+# resident tracer and by a tracer per session (bench/tracer_idle.sh).
+if want_named idle; then
+    while read -r line; do
+        case $line in backend=*) ;; *) continue ;; esac
+        put idle - "$(kv "$line" backend)-$(kv "$line" sessions)" "$(kv "$line" rep)" getppid_ns "$(kv "$line" getppid_ns)"
+        echo "  idle $line" >&2
+    done < <("$here/tracer_idle.sh" --cottonbox "$cb" --bin-dir "$bin_dir" --reps "$reps" \
+                 --iters "$micro_iters" 2> "$main/logs/tracer-idle.log" || true)
 fi
 
 # ---------------------------------------------------------------------------

@@ -145,13 +145,44 @@ struct cb_sysdesc {
 	__u8 pad[4];
 };
 
-/* Per-CPU counters; user space sums them. */
+/* Sessions one load of the programs serves at once: each has a slot, with a
+ * ring buffer, counters and pid namespace of its own (a private tracer uses
+ * slot 0 alone).  `tracked` maps a tgid to CB_TRACK(slot, gen); an entry
+ * whose generation is not its slot's current one belongs to a session that
+ * has ended, and is ignored, so that a slot reused at once never receives
+ * what a straggler of the previous session does. */
+#define CB_SLOTS	    256
+#define CB_TRACK(slot, gen) ((__u32)(gen) << 16 | (__u32)(slot))
+#define CB_TRACK_SLOT(v)    ((v)&0xffff)
+#define CB_TRACK_GEN(v)	    ((v) >> 16)
+
+struct cb_slot {
+	__u32 gen;	   /* 0: free; else the live session's generation (< 1 << 16) */
+	__u32 pidns_level; /* the session supervisor's pid namespace: record pids are */
+	__u32 pidns_ino;   /* numbers of that namespace (level 0: the initial one) */
+	__u32 owner_uid;   /* syscalls only of tasks of this effective uid; CB_ANY_UID: all */
+};
+
+/* A plain user's session is not shown the syscalls of a process of it that
+ * runs as another uid (its forks, execs and exits are).  Such a session runs
+ * with no_new_privs (its seccomp filter needs it), so setuid programs gain
+ * nothing there; this holds should anything else change a uid. */
+#define CB_ANY_UID 0xffffffffu
+
+/* Per-CPU counters of one slot; user space sums them. */
 struct cb_counters {
 	__u64 lost;	     /* records the ring buffer had no room for */
 	__u64 records;	     /* records submitted */
 	__u64 enter_dropped; /* sys_enter arguments not saved (no memory): that syscall goes
 				unrecorded */
 	__u64 unwoken_bytes; /* internal: bytes submitted since the reader was last woken */
+};
+
+/* What a slot's reader learns of its losses without bpf(): one entry of a
+ * mappable array (BPF_F_MMAPABLE) of its own, counted atomically. */
+struct cb_lost {
+	__u64 lost;	     /* as cb_counters.lost */
+	__u64 enter_dropped; /* as cb_counters.enter_dropped */
 };
 
 #endif /* CB_WIRE_H */

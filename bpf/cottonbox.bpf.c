@@ -1,8 +1,14 @@
 /* The kernel side of cottonbox's eBPF tracer.
  *
- * Records what the processes of one session do, and nothing else: a task is
- * in scope when its tgid is in `tracked`, which user space seeds with the
- * session's first process and sched_process_fork extends to every child.
+ * Records what the processes of the sessions it serves do, and nothing else:
+ * a task is in scope when its tgid is in `tracked`, which user space seeds
+ * with a session's first process and sched_process_fork extends to every
+ * child, in the parent's session.  One load serves every session (the
+ * resident service, tracerd/) or just one (a private tracer): each session
+ * has a slot (cb_wire.h) with a ring buffer of its own, so that a session's
+ * reader gets its own records and nothing else.  What a process outside
+ * every session pays does not depend on how many sessions there are: the
+ * same one lookup in `tracked`.
  *
  * Syscalls are followed at the two raw tracepoints every syscall passes,
  * sys_enter and sys_exit: two attachments instead of two per syscall (each a
@@ -41,36 +47,68 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 #define CB_WALK_STEPS 40
 
 /* Set by user space before load. */
-const volatile __u32 sup_pidns_level = 0;    /* the supervisor's pid namespace ... */
+const volatile __u32 sup_pidns_level = 0;    /* the loader's pid namespace (seeds) ... */
 const volatile __u32 sup_pidns_ino = 0;	     /* ... as measured by cb_calibrate */
 const volatile __u64 wakeup_bytes = 1 << 20; /* wake the reader once this much is pending */
 const volatile __u32 wakeup_mask = 63;	     /* ... or every (mask + 1) records of a CPU */
 
-struct {
+/* Each slot's ring buffer, made and put in by user space (their sizes may
+ * differ: the kernel compares an inner ring's type, not its size). */
+struct cb_ring {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 16 << 20);
-} rb SEC(".maps");
+	__uint(max_entries, 4096);
+};
 
-/* tgids (initial pid namespace) of the session's processes.  Allocated as
- * processes come (the kernel's BPF allocator serves tracepoint context):
- * preallocating 65536 entries cost every session's start 3 MB of zeroed
- * kernel memory. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, CB_SLOTS);
+	__type(key, __u32);
+	__array(values, struct cb_ring);
+} rings SEC(".maps");
+
+/* Each slot's losses, for a reader that cannot read `counters`. */
+struct cb_lost_map {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, sizeof(struct cb_lost));
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, CB_SLOTS);
+	__type(key, __u32);
+	__array(values, struct cb_lost_map);
+} losts SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, CB_SLOTS);
+	__type(key, __u32);
+	__type(value, struct cb_slot);
+} slots SEC(".maps");
+
+/* tgids (initial pid namespace) of the sessions' processes -> CB_TRACK(slot,
+ * gen).  Allocated as processes come (the kernel's BPF allocator serves
+ * tracepoint context): preallocating 65536 entries cost every start 3 MB of
+ * zeroed kernel memory. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, 65536);
 	__type(key, __u32);
-	__type(value, __u8);
+	__type(value, __u32);
 } tracked SEC(".maps");
 
-/* A supervisor inside a pid namespace knows its session's first process only
- * by a number of that namespace: it lands here, and the process moves to
- * `tracked` at its next fork or exec. */
+/* A loader inside a pid namespace knows a session's first process only by a
+ * number of that namespace: it lands here (-> CB_TRACK), and the process
+ * moves to `tracked` at its next fork or exec. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 256);
+	__uint(max_entries, CB_SLOTS);
 	__type(key, __s32);
-	__type(value, __u8);
+	__type(value, __u32);
 } seeds SEC(".maps");
 
 /* A syscall's arguments, from sys_enter to its sys_exit.  In task storage:
@@ -80,7 +118,7 @@ struct cb_enter {
 	__s32 nr;
 	__u32 pending; /* set at sys_enter, cleared at sys_exit */
 	__u32 addrlen;
-	__u32 pad;
+	__u32 track; /* the task's CB_TRACK at sys_enter */
 	__u8 addr[CB_ADDR_MAX];
 };
 
@@ -100,7 +138,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
+	__uint(max_entries, CB_SLOTS);
 	__type(key, __u32);
 	__type(value, struct cb_counters);
 } counters SEC(".maps");
@@ -129,11 +167,56 @@ struct {
 #define R_FAULT	 (1u << 17)
 #define R_LEN(r) ((r)&0xffff)
 
-static __always_inline struct cb_counters *get_counters(void)
+static __always_inline struct cb_counters *get_counters(__u32 slot)
 {
+	return bpf_map_lookup_elem(&counters, &slot);
+}
+
+/* Counts a lost record (or a dropped enter) for the slot, where its reader
+ * sees it too. */
+static __always_inline void count_lost(__u32 slot, struct cb_counters *c, bool enter)
+{
+	void *inner = bpf_map_lookup_elem(&losts, &slot);
+	struct cb_lost *l;
 	__u32 zero = 0;
 
-	return bpf_map_lookup_elem(&counters, &zero);
+	if (c) {
+		if (enter)
+			c->enter_dropped++;
+		else
+			c->lost++;
+	}
+	if (!inner)
+		return;
+	l = bpf_map_lookup_elem(inner, &zero);
+	if (!l)
+		return;
+	if (enter)
+		__sync_fetch_and_add(&l->enter_dropped, 1);
+	else
+		__sync_fetch_and_add(&l->lost, 1);
+}
+
+/* Whether the slot's reader may see the syscalls of `task` (cb_slot.owner_uid):
+ * what a process running as another user opens is no more the user's to see
+ * than its open files in /proc are.  Its forks, execs (argv, as /proc shows
+ * them to anyone) and exits are recorded: they are the session's tree. */
+static __always_inline bool may_see(struct cb_slot *cfg, struct task_struct *task)
+{
+	__u32 owner = cfg->owner_uid;
+
+	return owner == CB_ANY_UID || BPF_CORE_READ(task, cred, euid.val) == owner;
+}
+
+/* The slot of a CB_TRACK value, or NULL when its session has ended. */
+static __always_inline struct cb_slot *live_slot(__u32 track)
+{
+	__u32 slot = CB_TRACK_SLOT(track);
+	struct cb_slot *cfg = bpf_map_lookup_elem(&slots, &slot);
+
+	if (!cfg || !cfg->gen || cfg->gen != CB_TRACK_GEN(track))
+		return NULL;
+	return cfg;
 }
 
 /* Wakeups are what a ring buffer costs most under load: the reader is woken
@@ -152,67 +235,70 @@ static __always_inline __u64 wake_flags(struct cb_counters *c, __u32 size)
 	return BPF_RB_NO_WAKEUP;
 }
 
-static __always_inline void emit(void *rec, __u32 size)
+static __always_inline void emit(__u32 slot, void *rec, __u32 size)
 {
-	struct cb_counters *c = get_counters();
+	struct cb_counters *c = get_counters(slot);
+	void *rb = bpf_map_lookup_elem(&rings, &slot);
 
-	if (bpf_ringbuf_output(&rb, rec, size, wake_flags(c, size))) {
-		if (c)
-			c->lost++;
+	if (!rb || bpf_ringbuf_output(rb, rec, size, wake_flags(c, size))) {
+		count_lost(slot, c, false);
 		return;
 	}
 	if (c)
 		c->records++;
 }
 
-static __always_inline void *reserve(__u32 size)
+static __always_inline void *reserve(__u32 slot, __u32 size)
 {
-	void *r = bpf_ringbuf_reserve(&rb, size, 0);
+	void *rb = bpf_map_lookup_elem(&rings, &slot);
+	void *r = rb ? bpf_ringbuf_reserve(rb, size, 0) : NULL;
 
 	if (!r) {
-		struct cb_counters *c = get_counters();
+		struct cb_counters *c = get_counters(slot);
 
-		if (c)
-			c->lost++;
+		count_lost(slot, c, false);
 	}
 	return r;
 }
 
-static __always_inline void submit(void *r, __u32 size)
+static __always_inline void submit(__u32 slot, void *r, __u32 size)
 {
-	struct cb_counters *c = get_counters();
+	struct cb_counters *c = get_counters(slot);
 
 	bpf_ringbuf_submit(r, wake_flags(c, size));
 	if (c)
 		c->records++;
 }
 
-/* The number of `pid` in the supervisor's pid namespace; 0 when the task is
- * not visible there.  bpf_get_ns_current_pid_tgid() cannot do this: it only
- * answers for a task whose own namespace is the one asked about, and the
- * session lives in a namespace below the supervisor's. */
-static __always_inline __s32 sup_nr(struct pid *pid, __s32 global)
+/* The number of `pid` in the pid namespace (ns_level, ns_ino) of a
+ * supervisor; 0 when the task is not visible there.
+ * bpf_get_ns_current_pid_tgid() cannot do this: it only answers for a task
+ * whose own namespace is the one asked about, and the session lives in a
+ * namespace below the supervisor's. */
+static __always_inline __s32 sup_nr(struct pid *pid, __s32 global, __u32 ns_level, __u32 ns_ino)
 {
 	struct upid *up;
 	__u32 level;
 
-	if (sup_pidns_level == 0)
+	if (ns_level == 0)
 		return global;
-	if (!pid)
+	if (!pid || ns_level > 32)
 		return 0;
 	level = BPF_CORE_READ(pid, level);
-	if (level < sup_pidns_level)
+	if (level < ns_level)
 		return 0;
 	up = (void *)pid + bpf_core_field_offset(struct pid, numbers) +
-	     sup_pidns_level * bpf_core_type_size(struct upid);
-	if (BPF_CORE_READ(up, ns, ns.inum) != sup_pidns_ino)
+	     ns_level * bpf_core_type_size(struct upid);
+	if (BPF_CORE_READ(up, ns, ns.inum) != ns_ino)
 		return 0;
 	return BPF_CORE_READ(up, nr);
 }
 
 static __always_inline void fill_hdr(struct cb_rec_hdr *h, __u16 kind, __u32 size,
-				     struct task_struct *task, __u64 id)
+				     struct task_struct *task, __u64 id, struct cb_slot *cfg)
 {
+	__u32 level = cfg->pidns_level, ino = cfg->pidns_ino;
+
 	h->size = size;
 	h->kind = kind;
 	h->version = CB_WIRE_VERSION;
@@ -221,35 +307,46 @@ static __always_inline void fill_hdr(struct cb_rec_hdr *h, __u16 kind, __u32 siz
 	h->ts_ns = bpf_ktime_get_ns();
 	h->gpid = id >> 32;
 	h->gtid = (__u32)id;
-	if (sup_pidns_level == 0) {
+	if (level == 0) {
 		h->pid = h->gpid;
 		h->tid = h->gtid;
 	} else {
-		h->pid = sup_nr(BPF_CORE_READ(task, group_leader, thread_pid), h->gpid);
-		h->tid = sup_nr(BPF_CORE_READ(task, thread_pid), h->gtid);
+		h->pid = sup_nr(BPF_CORE_READ(task, group_leader, thread_pid), h->gpid, level, ino);
+		h->tid = sup_nr(BPF_CORE_READ(task, thread_pid), h->gtid, level, ino);
 	}
 	bpf_get_current_comm(h->comm, sizeof(h->comm));
 }
 
-static __always_inline bool is_tracked(__u32 tgid)
+/* Moves a seeded process (nested loader only) to `tracked`; its CB_TRACK,
+ * or 0. */
+static __always_inline __u32 take_seed(struct task_struct *task, __u32 tgid)
 {
-	return bpf_map_lookup_elem(&tracked, &tgid) != NULL;
-}
-
-/* Moves a seeded process (nested supervisor only) to `tracked`. */
-static __always_inline bool take_seed(struct task_struct *task, __u32 tgid)
-{
+	__u32 *v, track;
 	__s32 nr;
-	__u8 one = 1;
 
 	if (sup_pidns_level == 0)
-		return false;
-	nr = sup_nr(BPF_CORE_READ(task, group_leader, thread_pid), tgid);
-	if (!nr || !bpf_map_lookup_elem(&seeds, &nr))
-		return false;
+		return 0;
+	nr = sup_nr(BPF_CORE_READ(task, group_leader, thread_pid), tgid, sup_pidns_level,
+		    sup_pidns_ino);
+	if (!nr)
+		return 0;
+	v = bpf_map_lookup_elem(&seeds, &nr);
+	if (!v)
+		return 0;
+	track = *v;
 	bpf_map_delete_elem(&seeds, &nr);
-	bpf_map_update_elem(&tracked, &tgid, &one, BPF_ANY);
-	return true;
+	bpf_map_update_elem(&tracked, &tgid, &track, BPF_ANY);
+	return track;
+}
+
+/* The CB_TRACK of a process, 0 when it is in no session. */
+static __always_inline __u32 track_of(struct task_struct *task, __u32 tgid, bool seeds_too)
+{
+	__u32 *v = bpf_map_lookup_elem(&tracked, &tgid);
+
+	if (v)
+		return *v;
+	return seeds_too ? take_seed(task, tgid) : 0;
 }
 
 static __always_inline struct file *fd_file(struct task_struct *task, __s64 fd)
@@ -536,7 +633,7 @@ static __always_inline void socket_type(struct cb_rec_syscall *r, __s64 fd)
 	r->sock_proto = BPF_CORE_READ(sock, sk, sk_protocol);
 }
 
-static __always_inline void pidfd_target(struct cb_rec_syscall *r, __s64 fd)
+static __always_inline void pidfd_target(struct cb_rec_syscall *r, __s64 fd, struct cb_slot *cfg)
 {
 	struct task_struct *task = (void *)bpf_get_current_task();
 	struct file *f = fd_file(task, fd);
@@ -559,7 +656,7 @@ static __always_inline void pidfd_target(struct cb_rec_syscall *r, __s64 fd)
 		return;
 	up = (void *)pid + bpf_core_field_offset(struct pid, numbers);
 	r->target_gpid = BPF_CORE_READ(up, nr);
-	r->target_pid = sup_nr(pid, r->target_gpid);
+	r->target_pid = sup_nr(pid, r->target_gpid, cfg->pidns_level, cfg->pidns_ino);
 }
 
 /* The descriptor of a syscall of the native ABI that the tracer follows, or
@@ -597,25 +694,34 @@ int BPF_PROG(cb_sys_enter, struct pt_regs *regs, long id)
 	struct task_struct *task;
 	struct cb_sysdesc *d;
 	struct cb_enter *e;
+	__u32 tgid, *track;
 	__u64 len;
 
 	d = traced_desc(id);
 	if (!d)
 		return 0;
-	if (!is_tracked(bpf_get_current_pid_tgid() >> 32))
+	tgid = bpf_get_current_pid_tgid() >> 32;
+	track = bpf_map_lookup_elem(&tracked, &tgid);
+	if (!track)
 		return 0;
 	task = bpf_get_current_task_btf();
 	if (compat_syscall(task))
 		return 0;
+	{
+		struct cb_slot *cfg = live_slot(*track);
+
+		if (!cfg || !may_see(cfg, task))
+			return 0;
+	}
 	e = bpf_task_storage_get(&enters, task, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!e) {
-		struct cb_counters *c = get_counters();
+		__u32 slot = CB_TRACK_SLOT(*track);
 
-		if (c)
-			c->enter_dropped++;
+		count_lost(slot, get_counters(slot), true);
 		return 0;
 	}
 	e->nr = id;
+	e->track = *track;
 	/* The syscall ABI's argument registers (pt_regs is the arch's ABI, not
 	 * a layout CO-RE needs to place). */
 	if (bpf_probe_read_kernel(&uregs, sizeof(uregs), regs))
@@ -656,8 +762,9 @@ int BPF_PROG(cb_sys_exit, struct pt_regs *regs, long ret)
 	struct cb_rec_syscall *r;
 	struct cb_sysdesc *d;
 	struct cb_scratch *s;
+	struct cb_slot *cfg;
 	struct cb_enter *e;
-	__u32 zero = 0;
+	__u32 zero = 0, slot;
 	__u64 off, res, id;
 	__s32 nr;
 	int i;
@@ -674,13 +781,17 @@ int BPF_PROG(cb_sys_exit, struct pt_regs *regs, long ret)
 	nr = e->nr;
 	if (nr != orig_ax)
 		return 0;
+	cfg = live_slot(e->track);
+	if (!cfg)
+		return 0;
+	slot = CB_TRACK_SLOT(e->track);
 	id = bpf_get_current_pid_tgid();
 	s = bpf_map_lookup_elem(&scratch, &zero);
 	if (!s)
 		return 0;
 
 	r = (void *)s->rec;
-	fill_hdr(&r->hdr, CB_REC_SYSCALL, 0, (void *)bpf_get_current_task(), id);
+	fill_hdr(&r->hdr, CB_REC_SYSCALL, 0, (void *)bpf_get_current_task(), id, cfg);
 	r->ret = ret;
 	for (i = 0; i < CB_NARGS; i++)
 		r->args[i] = e->args[i];
@@ -721,7 +832,7 @@ int BPF_PROG(cb_sys_exit, struct pt_regs *regs, long ret)
 	}
 	if (d->pidfd >= 0) {
 		r->fd = e->args[d->pidfd & 7];
-		pidfd_target(r, r->fd);
+		pidfd_target(r, r->fd, cfg);
 	}
 	if (d->addr >= 0 && e->addrlen >= 2) {
 		__u64 len = e->addrlen;
@@ -742,7 +853,7 @@ int BPF_PROG(cb_sys_exit, struct pt_regs *regs, long ret)
 	if (off > sizeof(s->rec))
 		return 0;
 	r->hdr.size = off;
-	emit(s->rec, off);
+	emit(slot, s->rec, off);
 	return 0;
 }
 
@@ -753,29 +864,34 @@ int BPF_PROG(cb_fork, struct task_struct *parent, struct task_struct *child)
 	__u32 ctgid = BPF_CORE_READ(child, tgid);
 	struct task_struct *rp;
 	struct cb_rec_fork *r;
-	__u8 one = 1;
+	struct cb_slot *cfg;
+	__u32 track, slot;
 
 	if (ptgid == ctgid) /* a new thread: its tgid is tracked already */
 		return 0;
-	if (!is_tracked(ptgid) && !take_seed(parent, ptgid))
+	track = track_of(parent, ptgid, true);
+	if (!track)
 		return 0;
-	if (bpf_map_update_elem(&tracked, &ctgid, &one, BPF_ANY)) {
-		struct cb_counters *c = get_counters();
-
+	cfg = live_slot(track);
+	if (!cfg)
+		return 0;
+	slot = CB_TRACK_SLOT(track);
+	if (bpf_map_update_elem(&tracked, &ctgid, &track, BPF_ANY)) {
 		/* A child we cannot follow: everything it does is lost. */
-		if (c)
-			c->lost++;
+		count_lost(slot, get_counters(slot), false);
 	}
-	r = reserve(sizeof(*r));
+	r = reserve(slot, sizeof(*r));
 	if (!r)
 		return 0;
-	fill_hdr(&r->hdr, CB_REC_FORK, sizeof(*r), parent, bpf_get_current_pid_tgid());
+	fill_hdr(&r->hdr, CB_REC_FORK, sizeof(*r), parent, bpf_get_current_pid_tgid(), cfg);
 	r->child_gpid = ctgid;
-	r->child_pid = sup_nr(BPF_CORE_READ(child, thread_pid), ctgid);
+	r->child_pid =
+		sup_nr(BPF_CORE_READ(child, thread_pid), ctgid, cfg->pidns_level, cfg->pidns_ino);
 	rp = BPF_CORE_READ(child, real_parent);
 	r->gppid = BPF_CORE_READ(rp, tgid);
-	r->ppid = sup_nr(BPF_CORE_READ(rp, group_leader, thread_pid), r->gppid);
-	submit(r, sizeof(*r));
+	r->ppid = sup_nr(BPF_CORE_READ(rp, group_leader, thread_pid), r->gppid, cfg->pidns_level,
+			 cfg->pidns_ino);
+	submit(slot, r, sizeof(*r));
 	return 0;
 }
 
@@ -790,15 +906,21 @@ int BPF_PROG(cb_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 	struct cb_rec_exec *r;
 	struct cb_scratch *s;
 	struct mm_struct *mm;
+	struct cb_slot *cfg;
+	__u32 track;
 	bool absolute;
 
-	if (!is_tracked(tgid) && !take_seed(task, tgid))
+	track = track_of(task, tgid, true);
+	if (!track)
+		return 0;
+	cfg = live_slot(track);
+	if (!cfg)
 		return 0;
 	s = bpf_map_lookup_elem(&scratch, &zero);
 	if (!s)
 		return 0;
 	r = (void *)s->rec;
-	fill_hdr(&r->hdr, CB_REC_EXEC, 0, task, id);
+	fill_hdr(&r->hdr, CB_REC_EXEC, 0, task, id, cfg);
 	r->old_gtid = old_pid;
 	r->len[CB_EXEC_FILE] = 0;
 	r->len[CB_EXEC_BASE] = 0;
@@ -846,7 +968,7 @@ int BPF_PROG(cb_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 	if (off > sizeof(s->rec))
 		return 0;
 	r->hdr.size = off;
-	emit(s->rec, off);
+	emit(CB_TRACK_SLOT(track), s->rec, off);
 	return 0;
 }
 
@@ -854,22 +976,27 @@ SEC("raw_tp/sched_process_exit")
 int BPF_PROG(cb_exit, struct task_struct *task)
 {
 	__u64 id = bpf_get_current_pid_tgid();
-	__u32 tgid = id >> 32;
+	__u32 tgid = id >> 32, track;
 	struct cb_rec_exit *r;
+	struct cb_slot *cfg;
 
-	if (!is_tracked(tgid))
+	track = track_of(task, tgid, false);
+	if (!track)
 		return 0;
 	/* do_exit() has already counted this thread out of signal->live. */
 	if (BPF_CORE_READ(task, signal, live.counter) != 0)
 		return 0;
 	bpf_map_delete_elem(&tracked, &tgid);
-	r = reserve(sizeof(*r));
+	cfg = live_slot(track);
+	if (!cfg)
+		return 0;
+	r = reserve(CB_TRACK_SLOT(track), sizeof(*r));
 	if (!r)
 		return 0;
-	fill_hdr(&r->hdr, CB_REC_EXIT, sizeof(*r), task, id);
+	fill_hdr(&r->hdr, CB_REC_EXIT, sizeof(*r), task, id, cfg);
 	r->status = BPF_CORE_READ(task, exit_code);
 	r->pad = 0;
-	submit(r, sizeof(*r));
+	submit(CB_TRACK_SLOT(track), r, sizeof(*r));
 	return 0;
 }
 
@@ -878,18 +1005,24 @@ int BPF_PROG(cb_io_uring, struct io_kiocb *req)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	struct cb_rec_io_uring *r;
+	struct cb_slot *cfg;
+	__u32 track;
 
 	/* An SQPOLL thread belongs to the submitting process's thread group. */
-	if (!is_tracked(id >> 32))
+	track = track_of(NULL, id >> 32, false);
+	if (!track)
 		return 0;
-	r = reserve(sizeof(*r));
+	cfg = live_slot(track);
+	if (!cfg || !may_see(cfg, (void *)bpf_get_current_task()))
+		return 0;
+	r = reserve(CB_TRACK_SLOT(track), sizeof(*r));
 	if (!r)
 		return 0;
-	fill_hdr(&r->hdr, CB_REC_IO_URING, sizeof(*r), (void *)bpf_get_current_task(), id);
+	fill_hdr(&r->hdr, CB_REC_IO_URING, sizeof(*r), (void *)bpf_get_current_task(), id, cfg);
 	r->opcode = BPF_CORE_READ(req, opcode);
 	r->user_data = BPF_CORE_READ(req, cqe.user_data);
 	r->req_flags = BPF_CORE_READ_BITFIELD_PROBED(req, flags);
 	__builtin_memset(r->pad, 0, sizeof(r->pad));
-	submit(r, sizeof(*r));
+	submit(CB_TRACK_SLOT(track), r, sizeof(*r));
 	return 0;
 }

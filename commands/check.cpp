@@ -12,6 +12,7 @@
 #include "policy/trust.h"
 #include "session/session.h"
 #include "trace/core_btf.h"
+#include "trace/tracer_service.h"
 
 namespace cb {
 namespace {
@@ -65,7 +66,9 @@ int run_check(const std::vector<std::string>& policy_files, const std::map<std::
   in.keep = keep;
   in.root = getuid() == 0;
   in.mount_layer = true;  // user namespaces or root; `run` falls back and says so if not
-  in.ebpf = in.root;
+  // Root loads the tracer or starts the service; anyone else's session is
+  // recorded when the service answers.
+  in.ebpf = in.root || connect_tracer_service().ok();
   in.self_files = sp.protected_files;
   in.trail_files = sp.trail_files;
   in.blocker_file = "(an empty read-only file)";  // shown, never mounted here

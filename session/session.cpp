@@ -30,6 +30,7 @@
 #include "supervisor/supervisor.h"
 #include "trace/core_btf.h"
 #include "trace/ebpf.h"
+#include "tracerd/start.h"
 
 #ifndef COTTONBOX_SOURCE_RULES
 #define COTTONBOX_SOURCE_RULES ""
@@ -249,14 +250,31 @@ int run_session(const RunOptions& o) {
       ebpf_missing = "eBPF unavailable (COTTONBOX_FAKE_MISSING)";
     } else if (!EbpfTracer::built_in()) {
       ebpf_missing = "no eBPF tracer: this cottonbox was built without it";
+    } else if (auto shared = EbpfTracer::connect_service()) {
+      // The resident tracer (tracerd/): nothing to load, and no privilege
+      // needed.  Registered once the session's init exists.
+      std::promise<Result<EbpfTracer>> ready;
+      ready.set_value(std::move(*shared));
+      tracer_f = ready.get_future();
     } else if (!has_bpf_privileges()) {
-      ebpf_missing = "no eBPF tracer: it needs root or CAP_BPF+CAP_PERFMON in the initial user namespace";
+      ebpf_missing =
+          "no eBPF tracer: it needs root or CAP_BPF+CAP_PERFMON in the initial user namespace, and no "
+          "tracer service answers at " +
+          tracer_socket_path();
     } else if (int e = bpf_refused(); e != 0) {
       ebpf_missing = std::string("no eBPF tracer: bpf() is refused here (") + strerror(e) + ")";
     } else {
       // Loaded before anything is planned: what the supervisor must see
-      // depends on whether the tracer records the rest.
-      tracer_f = std::async(std::launch::async, [] { return EbpfTracer::open(); });
+      // depends on whether the tracer records the rest.  The service is
+      // started for this and later sessions; should it not start, the
+      // session loads a tracer of its own.
+      // (COTTONBOX_FAKE_MISSING=tracer-service: the per-session tracer of
+      // old, which the benchmark compares with.)
+      tracer_f = std::async(std::launch::async, []() -> Result<EbpfTracer> {
+        if (!fake_missing("tracer-service") && tracerd::start_service())
+          if (auto shared = EbpfTracer::connect_service()) return shared;
+        return EbpfTracer::open();
+      });
     }
   }
   auto policy = load_policies(files, o.vars);
@@ -548,7 +566,20 @@ int run_session(const RunOptions& o) {
 
   if (tracer) {
     // Before init forks the command: nothing of the session escapes it.
-    if (auto t = tracer->track(launcher->init_pid()); !t) {
+    auto t = tracer->track(launcher->init_pid());
+    // Refused by the service: root can still load a tracer of its own.
+    if (!t && tracer->shared() && has_bpf_privileges() && bpf_refused() == 0) {
+      store.degraded("the tracer service did not take the session (" + t.error().message +
+                     "); it loads a tracer of its own");
+      auto own = EbpfTracer::open();
+      if (own) {
+        tracer = std::move(*own);
+        t = tracer->track(launcher->init_pid());
+      } else {
+        t = own.error();
+      }
+    }
+    if (!t) {
       degrade("the eBPF tracer cannot follow the session: " + t.error().message);
       tracer.reset();
     }

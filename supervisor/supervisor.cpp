@@ -96,6 +96,7 @@ struct Supervisor::Impl {
   int64_t last_drain_ns = 0;
   bool trace_backlog = false;  // the last drain stopped at its budget
   uint64_t reported_lost = 0;
+  bool tracer_stopped = false;  // the tracer service has gone
 
   Impl(SupervisorOptions o, Launched l, std::vector<Sink*> s)
       : opts(std::move(o)),
@@ -239,6 +240,13 @@ struct Supervisor::Impl {
     // every few thousand records, so the loop goes on draining (between
     // notifications) instead of waiting for the next timeout.
     trace_backlog = n.ok() && *n >= budget;
+    // The service's end detached the programs: the session goes on deciding
+    // (it never depended on the tracer), and says from when it was not
+    // recorded.
+    if (!tracer_stopped && !opts.tracer->stopped().empty()) {
+      tracer_stopped = true;
+      rec.degraded(opts.tracer->stopped() + "; actions no rule decides are not recorded from then on");
+    }
     uint64_t lost = opts.tracer->lost();
     if (lost != reported_lost) {
       reported_lost = lost;

@@ -1,8 +1,12 @@
-// The eBPF tracer's loader: loads bpf/cottonbox.bpf.c, follows one session,
-// and hands over its records decoded (trace/ebpf_decode.h).
+// The eBPF tracer as one session sees it: follows the session's processes
+// and hands over their records decoded (trace/ebpf_decode.h).  The records
+// come either from the resident service that serves every session
+// (connect_service; tracerd/) or from a load of the programs of the
+// session's own (open).  Both are read the same way: through the mapping of
+// the session's own ring buffer (trace/ring_reader.h).
 //
-//   auto t = EbpfTracer::open({});          // load + attach; Error if BPF is unusable
-//   t->track(launcher.init_pid());          // before the session's command runs
+//   auto t = EbpfTracer::connect_service();  // or EbpfTracer::open({})
+//   t->track(launcher.init_pid());           // before the session's command runs
 //   epoll: t->poll_fd() readable, or every ~100 ms  ->  t->drain(on_record)
 //   at the end: t->drain(on_record) once more; t->lost() for the session row
 //
@@ -11,7 +15,8 @@
 // on a short timeout; records are never older than that timeout when read.
 //
 // Threading: one thread owns an EbpfTracer; none of its methods may be called
-// concurrently.  Destruction detaches every program and frees the maps.
+// concurrently.  Destruction detaches every program and frees the maps (a
+// private load), or ends the session's registration (the service).
 #pragma once
 
 #include <sys/types.h>
@@ -25,51 +30,22 @@
 #include "base/result.h"
 #include "trace/core_btf.h"
 #include "trace/ebpf_decode.h"
+#include "trace/ebpf_programs.h"
+#include "trace/tracer_service.h"
 
 namespace cb {
-
-struct EbpfConfig {
-  // Ring buffer size in bytes: rounded up to a power of two of at least one
-  // page.  4 MiB absorbs a burst of ~16k records while the reader stalls;
-  // the kernel maps the data twice, so it counts double in the
-  // supervisor's RSS.
-  uint64_t ring_bytes = 4ULL << 20;
-  // Wake the reader after this many records per CPU (rounded up to a power
-  // of two), or when this many bytes are waiting on a CPU, whichever comes
-  // first; the bytes are capped so that all CPUs together hold back about a
-  // quarter of the ring (never less than a page per CPU).  A wakeup is an
-  // interrupt the recording CPU raises on itself: on a virtual machine a VM
-  // exit, tens of µs, so rare wakeups pay for themselves.  The reader must
-  // then also drain on a timeout, and drain all that waits when it does.
-  uint32_t wakeup_records = 4096;
-  uint64_t wakeup_bytes = 1ULL << 20;
-  // Where the cut-down copy of the kernel's BTF that the programs are
-  // placed against is kept (see trace/core_btf.h); empty: use the whole.
-  std::string core_btf_dir = cb::core_btf_dir();
-};
-
-// The supervisor's pid namespace as the kernel sees it (records carry pids
-// of this namespace).  Measured at open, in the kernel, for the calling process.
-struct PidNamespace {
-  uint64_t dev = 0;
-  uint64_t ino = 0;
-  uint32_t level = 0;  // 0: the initial pid namespace
-};
-
-struct EbpfCounters {
-  uint64_t lost = 0;           // records the ring buffer had no room for
-  uint64_t records = 0;        // records submitted
-  uint64_t enter_dropped = 0;  // syscalls not recorded because their arguments could not be saved
-};
 
 class EbpfTracer {
  public:
   using RecordFn = std::function<void(const TraceRecord&)>;
 
-  // Loads and attaches.  Tracepoints the kernel lacks (io_uring, a recent
-  // syscall) are skipped and listed in skipped(); missing essentials are an
-  // Error that says what is missing ("BPF needs root or CAP_BPF+CAP_PERFMON").
+  // Loads and attaches programs of this tracer's own.  Tracepoints the
+  // kernel lacks are skipped and listed in skipped(); missing essentials are
+  // an Error that says what is missing ("BPF needs root or CAP_BPF+CAP_PERFMON").
   static Result<EbpfTracer> open(const EbpfConfig& config = {});
+  // Connects to the resident service; an Error when none answers there.
+  // Needs no privilege: track() registers with it.
+  static Result<EbpfTracer> connect_service(const std::string& socket = tracer_socket_path());
   // False when cottonbox was built with COTTONBOX_WITH_EBPF=OFF (open() then
   // always fails).
   static bool built_in();
@@ -78,15 +54,13 @@ class EbpfTracer {
   EbpfTracer& operator=(EbpfTracer&&) noexcept;
   ~EbpfTracer();
 
-  // Follows process `pid` (a pid of the supervisor's namespace) and every
-  // descendant it forks from now on.  With the supervisor in the initial pid
-  // namespace this takes effect at once; inside a pid namespace, the kernel
-  // only learns which process that number means at the process's next fork or
-  // exec, which for a session's init (it forks the command) is in time.
+  // Follows process `pid` (a pid of the caller's namespace) and every
+  // descendant it forks from now on.  With the service, `pid` must be a
+  // child of the caller.  Once per tracer.
   Result<Ok> track(pid_t pid);
 
   // For the caller's epoll: readable when records are waiting (subject to
-  // the wakeup thresholds above).
+  // the wakeup thresholds above), or when the service has gone.
   int poll_fd() const;
 
   // Decodes and hands over every record waiting now, in ring order.  Returns
@@ -99,14 +73,22 @@ class EbpfTracer {
   // Waits up to `timeout_ms` for records, then drains (for tests and tools).
   Result<size_t> poll(int timeout_ms, const RecordFn& fn);
 
-  uint64_t lost() const;  // lost + enter_dropped, summed over CPUs
+  uint64_t lost() const;  // lost + enter_dropped
   EbpfCounters counters() const;
   uint64_t garbled() const;
   const std::string& last_decode_error() const;
 
+  // True when the records come from the resident service.
+  bool shared() const;
+  // Empty while recording goes on; once the service has gone (its
+  // connection ended: its programs are detached), when and why recording
+  // stopped.  Noticed by drain().
+  const std::string& stopped() const;
+
+  // The caller's pid namespace: records carry its pids.
   const PidNamespace& pidns() const;
   int64_t realtime_offset_ns() const;
-  // "raw_tp:sys_enter", "raw_tp:sched_process_fork", ...
+  // "raw_tp:sys_enter", "raw_tp:sched_process_fork", ... (a private load)
   const std::vector<std::string>& attached() const;
   // "io_uring:io_uring_submit_req: not in this kernel", ...
   const std::vector<std::string>& skipped() const;
