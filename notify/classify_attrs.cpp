@@ -13,6 +13,7 @@
 
 #include "notify/handlers.h"
 #include "notify/listener.h"
+#include "procs/creds.h"
 
 namespace cb::handlers {
 namespace {
@@ -85,8 +86,14 @@ Classified classify_chmod(const Call& call, const Syscall& row, PathContext& ctx
 
 Classified classify_chown(const Call& call, const Syscall& row, PathContext& ctx, const ClassifyEnv& env) {
   auto c = attr_classified(object_of(call, row, ctx, env), OpKind::Chown, env);
-  c.op.uid = static_cast<uint32_t>(call.args[row.args.uid]);
-  c.op.gid = static_cast<uint32_t>(call.args[row.args.gid]);
+  if (c.op.kind != OpKind::Chown) return c;
+  // The ids as the caller's user namespace names them, carried out by the
+  // supervisor in its own.
+  auto uid = host_id(call.tid, static_cast<uint32_t>(call.args[row.args.uid]), false);
+  auto gid = host_id(call.tid, static_cast<uint32_t>(call.args[row.args.gid]), true);
+  if (!uid || !gid) return fail(EINVAL);
+  c.op.uid = *uid;
+  c.op.gid = *gid;
   return c;
 }
 

@@ -1,7 +1,10 @@
 #include "procs/creds.h"
 
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+
+#include <cstdio>
 
 namespace cb {
 namespace {
@@ -69,6 +72,30 @@ Privileged::Privileged() : scope_(t_scope) {
 
 Privileged::~Privileged() {
   if (scope_) scope_->apply(scope_->target_uid_, scope_->target_gid_, scope_->target_groups_, scope_->my_uid_);
+}
+
+std::optional<uint32_t> host_id(pid_t tid, uint32_t id, bool gid) {
+  if (id == static_cast<uint32_t>(-1)) return id;
+  char p[64];
+  snprintf(p, sizeof p, "/proc/%d/ns/user", tid);
+  struct stat mine {
+  }, theirs{};
+  // In the supervisor's own namespace the map would be shown relative to
+  // its parent: the id is already the supervisor's.
+  if (stat("/proc/self/ns/user", &mine) != 0 || stat(p, &theirs) != 0) return std::nullopt;
+  if (mine.st_ino == theirs.st_ino && mine.st_dev == theirs.st_dev) return id;
+  snprintf(p, sizeof p, "/proc/%d/%s", tid, gid ? "gid_map" : "uid_map");
+  FILE* f = fopen(p, "re");
+  if (!f) return std::nullopt;
+  std::optional<uint32_t> out;
+  unsigned long inside = 0, outside = 0, count = 0;
+  while (fscanf(f, "%lu %lu %lu", &inside, &outside, &count) == 3)
+    if (id >= inside && id - inside < count) {
+      out = static_cast<uint32_t>(outside + (id - inside));
+      break;
+    }
+  fclose(f);
+  return out;
 }
 
 }  // namespace cb

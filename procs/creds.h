@@ -3,6 +3,8 @@
 
 #include <sys/types.h>
 
+#include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "procs/procs.h"
@@ -49,5 +51,12 @@ class Privileged {
  private:
   CredScope* scope_;
 };
+
+// An id as the caller's user namespace names it (chown's arguments), as
+// the supervisor's names it, which is how a call the supervisor carries out
+// passes it to the kernel: inside `unshare -Ur`, uid 0 is the user.  -1
+// ("leave it") stays -1; nullopt when the caller's namespace maps no such
+// id (the kernel fails the call with EINVAL then).
+std::optional<uint32_t> host_id(pid_t tid, uint32_t id, bool gid);
 
 }  // namespace cb

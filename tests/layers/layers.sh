@@ -65,6 +65,11 @@ row "unshare -Urm" unshare -Urm sh -c 'echo ok'
 row "unshare -Urmpf --mount-proc" unshare -Urmpf --mount-proc sh -c '[ $$ = 1 ] && [ -d /proc/1 ] && echo ok'
 row "unshare -Urn" unshare -Urn sh -c 'echo ok'
 row "unshare -Urmn, a tmpfs of its own" unshare -Urmn sh -c "mount -t tmpfs none $work/b && touch $work/b/x && echo ok"
+# The namespace's root owns what the user owns: chown to 0 and tar's
+# extraction (which restores owners as root) work as natively.
+mkdir -p "$work/own" && { [ "$mode" = root ] || chown "$user" "$work/own"; }
+row "unshare -Urm, chown to the namespace's root and tar -x" unshare -Urm sh -c \
+    "cd $work/own && touch f && chown 0:0 f && tar -czf a.tgz f && mkdir -p x && tar -xzf a.tgz -C x && echo ok"
 if [ "$mode" = root ]; then
     row "unshare -m (root)" unshare -m sh -c 'echo ok'
     row "unshare -mpf --mount-proc (root)" unshare -mpf --mount-proc sh -c 'echo ok'
@@ -93,6 +98,18 @@ if [ -x "$tools/srt" ] && (cd "$work" && "${as[@]}" env HOME="$work/home" "$tool
     denied_at "srt" "$proj/.git/HEAD"
 else
     echo "skip srt: not installed in $tools, or it cannot sandbox natively here (it needs bwrap, socat, ripgrep)"
+fi
+# firejail (a Debian package) declines to add its own sandbox inside any pid
+# namespace ("an existing sandbox was detected"), inside bwrap as inside a
+# session, and runs the command as it is: the row checks that it runs and
+# that the rules still hold through it.
+if command -v firejail >/dev/null && (cd "$work" && "${as[@]}" firejail --quiet --noprofile true) >/dev/null 2>&1; then
+    row "firejail --noprofile" firejail --quiet --noprofile sh -c 'echo ok'
+    session firejail --quiet --noprofile sh -c "rm -f $proj/.git/HEAD" >/dev/null 2>&1
+    head_survives "firejail"
+    denied_at "firejail" "$proj/.git/HEAD"
+else
+    echo "skip firejail: not installed, or it cannot run natively here"
 fi
 
 # ---- other names of a protected tree, made inside the session
