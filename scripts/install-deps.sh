@@ -24,6 +24,8 @@ PACKAGES=(
     tmux screen at cron dbus-daemon dbus-bin bsdutils
     # benchmarks (bench/): comparison points where Debian has them
     strace bubblewrap hyperfine
+    # another sandbox that runs inside sessions (tests/layers)
+    firejail
     # the MCP clients' runtime (scripts/install-npm-tools.sh brings the clients)
     nodejs
     # what Anthropic's sandbox runtime (srt, from npm) needs, run inside sessions by tests/layers
