@@ -774,7 +774,8 @@ TEST_F(Session, CheckWithLayersSaysWhereEachRuleLandsThen) {
     a.insert(a.end(), extra.begin(), extra.end());
     Outcome r = cottonbox(a);
     EXPECT_EQ(r.status, 0) << r.err;
-    for (auto& rule : nlohmann::json::parse(r.out)["rules"])
+    auto j = nlohmann::json::parse(r.out);
+    for (auto& rule : j["rules"])
       if (rule["id"] == "protect") return rule["layer"].get<std::string>();
     return std::string("(no rule)");
   };

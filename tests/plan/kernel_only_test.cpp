@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 #include <sched.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 
 #include <algorithm>
@@ -254,6 +255,21 @@ TEST(KernelOnly, ARootSessionWithMountsRefusesEveryMountCall) {
   EXPECT_FALSE(refused(make_plan(p, in, h), SYS_umount2));
 }
 
+// The guard refuses raw and packet sockets, not sockets: a unix or TCP
+// socket must still be made in a session without a supervisor.
+TEST(KernelOnly, OnlyRawAndPacketSocketsAreRefused) {
+  KernelOnlyFilter k = kernel_only_filter(load(kAllowAll));
+  auto sockets = refusals_of(k, SYS_socket);
+  ASSERT_EQ(sockets.size(), 3u);
+  for (const auto& r : sockets) {
+    EXPECT_EQ(r.cmp.op, CmpOp::MaskedEq);
+    EXPECT_TRUE(r.cmp.value == AF_PACKET || r.cmp.value == AF_INET || r.cmp.value == AF_INET6) << r.cmp.value;
+    if (r.cmp.value != AF_PACKET) {
+      EXPECT_EQ(r.cmp2.value, static_cast<uint64_t>(SOCK_RAW));
+    }
+  }
+}
+
 TEST(KernelOnly, ObservingRefusesNothing) {
   Policy p = load(kAllowAll);
   PlanInput in;
@@ -290,7 +306,9 @@ TEST(Layers, ParseNamesTheLayersThatRun) {
   for (const char* bad : {"", "seccomp", "notify,notify", "notify,", "all,notify"}) {
     auto r = parse_layers(bad);
     EXPECT_FALSE(r.ok()) << bad;
-    if (!r.ok()) EXPECT_NE(r.error().message.find("--layers"), std::string::npos) << r.error().message;
+    if (!r.ok()) {
+      EXPECT_NE(r.error().message.find("--layers"), std::string::npos) << r.error().message;
+    }
   }
 }
 
