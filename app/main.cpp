@@ -120,6 +120,10 @@ int main(int argc, char** argv) {
   run->add_flag("--no-keep", ro.no_keep, "Keep nothing for `cottonbox undo`");
   run->add_option("--tracer", ro.tracer, "seccomp|ebpf|seccomp,ebpf (default: both where privileges allow)")
       ->check(CLI::IsMember({"auto", "seccomp", "ebpf", "seccomp,ebpf", "ebpf,seccomp"}));
+  std::string run_layers = "all", check_layers = "all";
+  run->add_option("--layers", run_layers,
+                  "The layers that run: all, or some of notify,tracer,mounts,landlock (for teaching and testing; "
+                  "a session with fewer is marked degraded)");
   run->add_option("--var", vars, "NAME=VALUE for ${NAME} in policies (repeatable)");
   run->add_option("--name", ro.name, "A label for the session");
   run->add_option("--resolver", ro.resolver,
@@ -142,6 +146,7 @@ int main(int argc, char** argv) {
   check->add_option("--db", db, "The audit database a session would use (for the built-in protection)");
   bool check_no_keep = false;
   check->add_flag("--no-keep", check_no_keep, "Plan as `run --no-keep` does (nothing kept for undo)");
+  check->add_option("--layers", check_layers, "Plan as `run --layers LIST` does: where each rule lands then");
 
   // ---- sessions / events / tree
   bool json = false;
@@ -298,6 +303,16 @@ int main(int argc, char** argv) {
                                         : cb::AskMode::Auto;
     if (ro.ask == cb::AskMode::Exec) ro.ask_program = ask.substr(5);
     ro.ask_timeout = std::chrono::milliseconds(static_cast<int64_t>(ask_timeout * 1000));
+    auto layers = cb::parse_layers(run_layers);
+    if (!layers) {
+      std::cerr << "cottonbox: " << layers.error().message << "\n";
+      return kOwnError;
+    }
+    ro.layers = *layers;
+    if (!ro.layers.tracer && (ro.tracer == "ebpf" || ro.tracer.find(',') != std::string::npos)) {
+      std::cerr << "cottonbox: --tracer " << ro.tracer << " asks for the tracer, which --layers leaves out\n";
+      return kOwnError;
+    }
     try {
       return cb::run_session(ro);
     } catch (const std::exception& e) {
@@ -313,7 +328,13 @@ int main(int argc, char** argv) {
     bool ok = true;
     auto v = parse_vars(check_vars, &ok);
     if (!ok) return kOwnError;
-    return cb::run_check(check_policies, v, db.empty() ? default_db() : db, check_json, std::cout, !check_no_keep);
+    auto layers = cb::parse_layers(check_layers);
+    if (!layers) {
+      std::cerr << "cottonbox: " << layers.error().message << "\n";
+      return kOwnError;
+    }
+    return cb::run_check(check_policies, v, db.empty() ? default_db() : db, check_json, std::cout, !check_no_keep,
+                         *layers);
   }
   if (*mcp) {
     signal(SIGPIPE, SIG_IGN);

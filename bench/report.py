@@ -12,7 +12,8 @@ import statistics
 import sys
 from collections import defaultdict
 
-MODE_ORDER = ["native", "observe", "seccomp", "ebpf", "ebpf-nokeep", "cb-hosts", "floor", "floor-all", "floor-creates",
+MODE_ORDER = ["native", "observe", "seccomp", "ebpf", "ebpf-nokeep", "cb-hosts",
+              "layer-notify", "layer-tracer", "layer-mounts", "layer-landlock", "floor", "floor-all", "floor-creates",
               "floor-connect", "tracer-floor", "strace", "bwrap", "bwrap-pid", "ebpf-bwrap", "firejail", "cb-start"]
 MODE_LABEL = {
     "native": "native",
@@ -25,6 +26,10 @@ MODE_LABEL = {
     "floor-creates": "bare notify floor, creates+renames",
     "tracer-floor": "bare tracer floor, raw syscall tps",
     "cb-start": "cottonbox --help (no session)",
+    "layer-notify": "cottonbox houdini, --layers notify",
+    "layer-tracer": "cottonbox houdini, --layers tracer",
+    "layer-mounts": "cottonbox houdini, --layers mounts",
+    "layer-landlock": "cottonbox houdini, --layers landlock",
     "cb-hosts": "cottonbox, host rules, seccomp",
     "floor-connect": "bare notify floor, + connect",
     "strace": "strace -f",

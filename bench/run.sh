@@ -15,7 +15,8 @@
 #                      (one filesystem, whichever DIR is on)
 #   --modes LIST       subset of native,observe,seccomp,ebpf,ebpf-nokeep,floor,floor-all,
 #                      floor-creates,tracer-floor,strace,bwrap,bwrap-pid,ebpf-bwrap,firejail
-#                      (default: all available)
+#                      (default: all available), and layer-notify, layer-tracer,
+#                      layer-mounts, layer-landlock (only when named)
 #   --only LIST        subset of workload,micro,launch,ingest,connect,idle (default
 #                      all but connect and idle; those run only when named)
 #   --launch-runs N    launches per mode (default 60, as 6 interleaved rounds)
@@ -53,6 +54,8 @@
 #   ebpf-bwrap the ebpf mode's cottonbox around bwrap-pid: what a session adds
 #              to a sandbox that runs inside it (compared with bwrap-pid alone)
 #   firejail   firejail --quiet --noprofile (launch latency only)
+#   layer-L    cottonbox run --policy HOUDINI --ask deny --layers L: one layer
+#              alone (notify, tracer, mounts or landlock), for docs/labs/
 # The launch table also has `cottonbox --help` (the binary's start, no session).
 # HOUDINI is ../shared/houdini/policy.yaml.tmpl with ${PROTECT} = WORK/ref, a
 # directory the workload reads (grep, gcc -I) and never modifies.  Every
@@ -277,7 +280,7 @@ put meta - - - reps "$reps"
 
 # ---------------------------------------------------------------------------
 # Modes: PREFIX for a mode and a database path.
-is_cb() { case $1 in observe|seccomp|ebpf|ebpf-nokeep|ebpf-bwrap) return 0 ;; esac; return 1; }
+is_cb() { case $1 in observe|seccomp|ebpf|ebpf-nokeep|ebpf-bwrap|layer-*) return 0 ;; esac; return 1; }
 bwrap_pid=(bwrap --dev-bind / / --proc /proc --unshare-pid --die-with-parent --)
 prefix_for() {  # MODE DB WORKDIR
     case $1 in
@@ -286,6 +289,7 @@ prefix_for() {  # MODE DB WORKDIR
         seccomp) PREFIX=("$cb" run --policy "$3/houdini.yaml" --ask deny --tracer seccomp --db "$2" --) ;;
         ebpf) PREFIX=("$cb" run --policy "$3/houdini.yaml" --ask deny --tracer seccomp,ebpf --db "$2" --) ;;
         ebpf-nokeep) PREFIX=("$cb" run --policy "$3/houdini.yaml" --ask deny --tracer seccomp,ebpf --no-keep --db "$2" --) ;;
+        layer-*) PREFIX=("$cb" run -q --policy "$3/houdini.yaml" --ask deny --layers "${1#layer-}" --db "$2" --) ;;
         floor) PREFIX=("$bin_dir/bench_notify_floor" --) ;;
         floor-all) PREFIX=("$bin_dir/bench_notify_floor" --opens all --) ;;
         floor-creates) PREFIX=("$bin_dir/bench_notify_floor" --creates-only --) ;;
@@ -315,6 +319,7 @@ for m in "${req_modes[@]}"; do
         native|floor|floor-all|floor-creates) ;;
         tracer-floor) [ -x "$bin_dir/bench_tracer_floor" ] || { note "bench_tracer_floor is not in $bin_dir (a build without eBPF): mode tracer-floor skipped"; continue; } ;;
         observe|seccomp|ebpf|ebpf-nokeep) ;;
+        layer-notify|layer-tracer|layer-mounts|layer-landlock) ;;
         strace|bwrap|firejail) command -v "$m" > /dev/null || { note "$m is not installed: mode $m skipped"; continue; } ;;
         bwrap-pid|ebpf-bwrap) command -v bwrap > /dev/null || { note "bwrap is not installed: mode $m skipped"; continue; } ;;
         *) echo "run.sh: unknown mode $m" >&2; exit 2 ;;

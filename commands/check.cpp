@@ -8,6 +8,7 @@
 
 #include "keep/store.h"
 #include "notify/carry.h"
+#include "plan/kernel_only.h"
 #include "plan/plan.h"
 #include "policy/trust.h"
 #include "session/session.h"
@@ -42,13 +43,24 @@ std::vector<std::string> notified_families(const FilterSpec& f) {
   return v;
 }
 
+std::vector<std::string> split_commas(const std::string& s) {
+  std::vector<std::string> v;
+  size_t start = 0;
+  for (size_t c; (c = s.find(',', start)) != std::string::npos; start = c + 1) v.push_back(s.substr(start, c - start));
+  v.push_back(s.substr(start));
+  return v;
+}
+
 }  // namespace
 
 int run_check(const std::vector<std::string>& policy_files, const std::map<std::string, std::string>& vars,
-              const std::string& db_path, bool json, std::ostream& out, bool keep) {
+              const std::string& db_path, bool json, std::ostream& out, bool keep, const Layers& layers) {
   std::vector<std::string> files = policy_files.empty() ? default_policy_files() : policy_files;
   auto p = load_policies(files, vars);
   if (!p) return 125;
+  // Without the notify layer nothing can hold a call while someone answers.
+  std::vector<std::string> asks_denied = layers.notify ? std::vector<std::string>{} : asks_become_denials(*p);
+  keep = keep && layers.notify;
 
   // The same built-ins `run` adds, for the same files.
   SelfProtection sp;
@@ -65,10 +77,13 @@ int run_check(const std::vector<std::string>& policy_files, const std::map<std::
   PlanInput in;
   in.keep = keep;
   in.root = getuid() == 0;
-  in.mount_layer = true;  // user namespaces or root; `run` falls back and says so if not
+  in.mount_layer = layers.mounts;  // user namespaces or root; `run` falls back and says so if not
   // Root loads the tracer or starts the service; anyone else's session is
   // recorded when the service answers.
-  in.ebpf = in.root || connect_tracer_service().ok();
+  in.ebpf = layers.tracer && (in.root || connect_tracer_service().ok());
+  in.listener = layers.notify;
+  // A pid namespace (root's, or a plain user's with a mount namespace) or Landlock's scope.
+  in.signals_scoped = in.mount_layer || in.root || layers.landlock;
   in.self_files = sp.protected_files;
   in.trail_files = sp.trail_files;
   in.blocker_file = "(an empty read-only file)";  // shown, never mounted here
@@ -95,13 +110,17 @@ int run_check(const std::vector<std::string>& policy_files, const std::map<std::
     for (const auto& l : plan.layers)
       if (l.rule_id == r.id) return {std::string(enforcement_name(l.layer)), l.detail};
     if (r.decision == Decision::Allow) return {"none", "allowing needs no enforcement"};
+    if (r.decision == Decision::Log && !in.ebpf && !in.listener)
+      return {"none", "not recorded: neither the eBPF tracer nor the supervisor is there"};
     if (r.decision == Decision::Log)
       return {in.ebpf ? "tracer" : "notify", in.ebpf ? "recorded by the eBPF tracer" : "recorded by the supervisor"};
     return {"notify", ""};
   };
 
+  const std::string off = layers_off(layers);
   if (json) {
     nlohmann::json j;
+    j["layers_off"] = off.empty() ? nlohmann::json::array() : nlohmann::json(split_commas(off));
     j["files"] = p->files;
     j["hash"] = p->hash;
     j["default"] = std::string(decision_name(p->default_decision));
@@ -153,14 +172,29 @@ int run_check(const std::vector<std::string>& policy_files, const std::map<std::
     auto [layer, detail] = layer_of(r);
     out << "  layer:    " << layer << (detail.empty() ? "" : " — " + detail) << "\n\n";
   }
+  if (!off.empty()) out << "Layers switched off (--layers): " << off << "\n\n";
   out << "Kernel layers in a session:\n";
   for (const auto& m : plan.mounts) {
     std::string kind(mount_kind_name(m.kind));
     kind.resize(std::max<size_t>(kind.size(), 16), ' ');
     out << "  " << kind << "  " << m.path << "\n";
   }
-  out << "\nReaching the supervisor (everything else never leaves the kernel):\n";
-  for (const auto& f : notified_families(plan.filter)) out << "  " << f << "\n";
+  if (plan.mounts.empty()) out << "  (no mounts)\n";
+  if (!plan.filter.notify) {
+    out << "\nReaching the supervisor: nothing (no notify layer)\n";
+    if (!plan.filter.refusals.empty()) {
+      out << "\nRefused in the seccomp filter:\n ";
+      std::vector<std::string_view> names;
+      for (const auto& r : plan.filter.refusals)
+        if (const Syscall* row = find_syscall(r.nr))
+          if (std::find(names.begin(), names.end(), row->name) == names.end()) names.push_back(row->name);
+      for (auto n : names) out << " " << n;
+      out << "\n";
+    }
+  } else {
+    out << "\nReaching the supervisor (everything else never leaves the kernel):\n";
+    for (const auto& f : notified_families(plan.filter)) out << "  " << f << "\n";
+  }
   if (!carried.empty()) {
     out << "\nAllowed, then carried out by the kernel itself (every refusal of them is a read-only mount's):\n ";
     for (const auto& a : carried) out << " " << a;
@@ -172,6 +206,11 @@ int run_check(const std::vector<std::string>& policy_files, const std::map<std::
     for (const auto& a : at_once) out << "  " << a << "\n";
   }
   for (const auto& n : plan.notes) out << "\nnote: " << n << "\n";
+  if (!asks_denied.empty()) {
+    std::string ids;
+    for (const auto& id : asks_denied) ids += (ids.empty() ? "" : ", ") + id;
+    out << "\nweakened: ask rules are deny rules without the notify layer: " << ids << "\n";
+  }
   for (const auto& w : plan.weakened) out << "\nweakened: " << w << "\n";
   for (const auto& w : trust_warnings(*p)) out << "\nwarning: " << w << "\n";
   return 0;

@@ -145,14 +145,26 @@ std::vector<std::string> asks_become_denials(Policy& p) {
   return ids;
 }
 
-KernelOnlyFilter kernel_only_filter(const Policy& p) {
+KernelOnlyFilter kernel_only_filter(const Policy& p, bool guard_mounts) {
   KernelOnlyFilter out;
   auto any_path = [](const Syscall&) { return std::optional<std::string>(); };
   auto row_name = [](const Syscall& row) { return std::optional<std::string>(std::string(row.name)); };
   auto io_uring = [](const Syscall&) { return std::optional<std::string>("io_uring"); };
-  // The mount point is a path the filter cannot read: only a policy that
-  // decides every mount alike is enforced here.
-  if (refuse_family(p, Family::Mount, Action::SysMount, EPERM, any_path, out)) out.fixed |= bit(Action::SysMount);
+  if (guard_mounts) {
+    // Root keeps CAP_SYS_ADMIN over the session's mount namespace: with no
+    // supervisor to judge a mount by its path, `umount` or a remount would
+    // undo the read-only trees.  Every mount call is refused instead, more
+    // than the policy asks (it judges mounts by path).
+    for (const Syscall& row : syscall_table())
+      if (row.family == Family::Mount) out.refusals.push_back({row.nr, ArgCmp{}, EPERM});
+    out.notes.push_back(
+        "every mount call is refused in the seccomp filter: without a supervisor to judge its path, one could "
+        "undo the read-only trees (the command runs as root)");
+  } else if (refuse_family(p, Family::Mount, Action::SysMount, EPERM, any_path, out)) {
+    // The mount point is a path the filter cannot read: only a policy that
+    // decides every mount alike is enforced here.
+    out.fixed |= bit(Action::SysMount);
+  }
   if (refuse_family(p, Family::Kernel, Action::SysKernel, EPERM, row_name, out)) out.fixed |= bit(Action::SysKernel);
   // The target's executable is the path of proc.trace.
   if (refuse_family(p, Family::Trace, Action::ProcTrace, EPERM, any_path, out)) out.fixed |= bit(Action::ProcTrace);
@@ -182,23 +194,24 @@ std::string kernel_only_unenforced(const Policy& p, const std::vector<RuleLayer>
 
 std::vector<std::string> kernel_only_degradations(const std::string& no_listener,
                                                   const std::vector<std::string>& asks_denied, bool tracer,
-                                                  const std::string& no_tracer) {
+                                                  const std::string& no_tracer, bool nested) {
   std::vector<std::string> out;
   out.push_back("no supervisor of its own: " + no_listener +
                 ". Its policy is enforced by kernel layers alone (read-only mounts where it may make them, refusals "
-                "in its seccomp filter, Landlock); the outer supervisor still judges every call");
+                "in its seccomp filter, Landlock)" +
+                (nested ? "; the outer supervisor still judges every call" : ""));
   if (!asks_denied.empty()) {
     std::string ids;
     for (const auto& id : asks_denied) ids += (ids.empty() ? "" : ", ") + id;
     out.push_back("ask rules are deny rules here (nothing can hold a call while someone answers): " + ids);
   }
-  if (tracer)
+  if (tracer && nested)
     out.push_back(
         "calls the outer supervisor carries out itself are not in this session's record (the kernel runs no entry "
         "tracepoint for a call seccomp answered); the outer session records them");
-  else
+  else if (!tracer)
     out.push_back("this session's calls are not recorded (" + (no_tracer.empty() ? "no eBPF tracer" : no_tracer) +
-                  "): its processes are, and the outer session records every call");
+                  (nested ? "): its processes are, and the outer session records every call" : "): its processes are"));
   return out;
 }
 

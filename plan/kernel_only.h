@@ -43,8 +43,9 @@ struct KernelOnlyFilter {
 };
 // The refusals for the facility actions (sys.mount, sys.namespace,
 // sys.kernel, proc.trace, sys.io_uring) that the policy decides without
-// looking at the process.
-KernelOnlyFilter kernel_only_filter(const Policy& p);
+// looking at the process.  `guard_mounts` (a root session with read-only
+// trees): every mount call is refused, whatever the policy says of mounts.
+KernelOnlyFilter kernel_only_filter(const Policy& p, bool guard_mounts = false);
 
 // The `weakened` line for rules a kernel-only session cannot enforce
 // (wholly or partly), given each rule's layer; empty when there is none.
@@ -54,8 +55,10 @@ std::string kernel_only_unenforced(const Policy& p, const std::vector<RuleLayer>
 // What a kernel-only session says of itself at its start: why it has no
 // supervisor (`no_listener`, host/nesting.h), the ask rules it turned into
 // denials, and what records it (the tracer, or `no_tracer` says why not).
+// `nested`: inside another supervisor, which still judges every call (false:
+// `--layers` left the notify layer out, and nothing else judges).
 std::vector<std::string> kernel_only_degradations(const std::string& no_listener,
                                                   const std::vector<std::string>& asks_denied, bool tracer,
-                                                  const std::string& no_tracer);
+                                                  const std::string& no_tracer, bool nested = true);
 
 }  // namespace cb

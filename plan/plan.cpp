@@ -89,6 +89,8 @@ std::string_view enforcement_name(Enforcement e) {
     case Enforcement::Mount: return "mount";
     case Enforcement::MountAndNotify: return "mount+notify";
     case Enforcement::Notify: return "notify";
+    case Enforcement::Filter: return "filter";
+    case Enforcement::None: return "none";
   }
   return "unknown";
 }
@@ -466,7 +468,7 @@ Plan make_plan(const Policy& p, const PlanInput& in, const HostFacts& host) {
   }
   if (!in.listener) {
     // Nothing is notified: the mounts above, and refusals in the filter.
-    KernelOnlyFilter k = in.observe ? KernelOnlyFilter{} : kernel_only_filter(p);
+    KernelOnlyFilter k = in.observe ? KernelOnlyFilter{} : kernel_only_filter(p, in.root && in.mount_layer);
     FilterSpec g;
     g.notify = false;
     g.io_uring_allowed = f.io_uring_allowed;
@@ -476,6 +478,21 @@ Plan make_plan(const Policy& p, const PlanInput& in, const HostFacts& host) {
     for (auto& n : k.notes) plan.notes.push_back(std::move(n));
     if (!in.observe)
       if (std::string w = kernel_only_unenforced(p, plan.layers, k.fixed); !w.empty()) plan.weakened.push_back(w);
+    // Where each rule lands now, for `check`.
+    for (RuleLayer& l : plan.layers) {
+      if (l.layer == Enforcement::Mount) continue;
+      auto r = std::find_if(p.rules.begin(), p.rules.end(), [&](const Rule& x) { return x.id == l.rule_id; });
+      if (l.layer == Enforcement::MountAndNotify) {
+        l.layer = Enforcement::Mount;
+        l.detail = "read-only bind mount only; what else it covers needs a supervisor, which this session lacks";
+      } else if (!in.observe && r != p.rules.end() && (r->actions & ~k.fixed) == 0) {
+        l.layer = Enforcement::Filter;
+        l.detail = "refused in the seccomp filter, whoever calls";
+      } else {
+        l.layer = Enforcement::None;
+        l.detail = "not enforced: it needs a supervisor to judge each call, which this session lacks";
+      }
+    }
   }
   return plan;
 }

@@ -72,8 +72,12 @@ enum class Enforcement : uint8_t {
   Mount,           // a kernel layer alone: a read-only bind mount, a hidden directory
   MountAndNotify,  // a mount, and the supervisor for what a mount cannot express or record
   Notify,          // the supervisor as the call happens
+  // Without a supervisor (plan/kernel_only.h, `--layers` without notify):
+  Filter,  // refused in the seccomp filter, whoever calls
+  None,    // nothing enforces it; named in Plan::weakened
 };
-std::string_view enforcement_name(Enforcement e);  // "mount", "mount+notify", "notify"
+// "mount", "mount+notify", "notify", "filter", "none"
+std::string_view enforcement_name(Enforcement e);
 
 struct RuleLayer {
   std::string rule_id;

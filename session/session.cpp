@@ -212,8 +212,11 @@ int run_session(const RunOptions& o) {
 
   // Inside another supervisor no listener can be had: the session then has
   // kernel layers alone (plan/kernel_only.h).
-  const ListenerProbe listener = probe_listener();
+  // `--layers` without notify takes the same path.
+  const ListenerProbe listener = o.layers.notify ? probe_listener() : ListenerProbe{};
   const bool kernel_only = !listener.available;
+  const std::string no_listener_why = o.layers.notify ? listener.why : "--layers leaves the notify layer out";
+  const std::string off_layers = layers_off(o.layers);
 
   std::vector<std::string> files = o.policies.empty() ? default_policy_files() : o.policies;
   for (auto& f : files) f = absolute(f);
@@ -241,7 +244,7 @@ int run_session(const RunOptions& o) {
   // and the session is planned and made ready.  Nothing of the command runs
   // before the store is open.
   auto writer_f = std::async(std::launch::async, [db_path] { return db::Writer::open(db_path); });
-  bool want_ebpf = o.tracer != "seccomp";
+  bool want_ebpf = o.tracer != "seccomp" && o.layers.tracer;
   bool want_seccomp = o.tracer != "ebpf";
   std::string ebpf_missing;
   std::future<Result<EbpfTracer>> tracer_f;
@@ -374,7 +377,7 @@ int run_session(const RunOptions& o) {
   pin.keep = !keep_dir.empty();
   pin.inherited = inherited_files();
   pin.listener = !kernel_only;
-  int abi = fake_missing("landlock") ? 0 : landlock_abi();
+  int abi = fake_missing("landlock") || !o.layers.landlock ? 0 : landlock_abi();
   char cwd[PATH_MAX];
   std::string cwd_s = getcwd(cwd, sizeof cwd) ? cwd : "";
 
@@ -419,11 +422,11 @@ int run_session(const RunOptions& o) {
     pin.ebpf_only = !want_seccomp && ebpf && !kernel_only;
     launch_notes.clear();
     std::vector<MountFailure> fails;
-    bool try_mounts = !(fake_missing("userns") && !root) && !fake_missing("mountns");
+    bool try_mounts = !(fake_missing("userns") && !root) && !fake_missing("mountns") && o.layers.mounts;
     auto [plan, launcher] =
         try_mounts ? launch(true, true, &fails) : std::make_pair(Plan{}, std::unique_ptr<Launcher>());
     if (!launcher) {
-      std::string why = "no private mount namespace";
+      std::string why = o.layers.mounts ? "no private mount namespace" : "no private mount namespace (--layers)";
       if (!fails.empty() && fails.front().op < plan.mounts.size())
         why += " (" + plan.mounts[fails.front().op].path + ": " + strerror(fails.front().err) + ")";
       else if (!fails.empty())
@@ -524,8 +527,14 @@ int run_session(const RunOptions& o) {
     if (!o.quiet) std::cerr << "cottonbox: degraded: " << why << "\n";
   };
 
+  // Said first and loudly: a session with layers switched off enforces less
+  // than this host allows, and its trail must never pass for a full one.
+  if (!off_layers.empty())
+    degrade("layers switched off by --layers: " + off_layers +
+            " (for teaching and testing; this session enforces less than cottonbox can here)");
   if (kernel_only) {
-    for (const auto& why : kernel_only_degradations(listener.why, asks_denied, ebpf_possible, ebpf_missing))
+    for (const auto& why :
+         kernel_only_degradations(no_listener_why, asks_denied, ebpf_possible, ebpf_missing, o.layers.notify))
       degrade(why);
   } else if (!ebpf_missing.empty()) {
     degrade(ebpf_missing + "; running seccomp-only (actions no rule decides are not recorded)");
@@ -607,7 +616,10 @@ int run_session(const RunOptions& o) {
   }
   if (abi >= 6 && started->landlock_abi_applied < 6)
     degrade("Landlock could not be applied: signals are confined by the pid namespace only");
-  if (abi < 6) store.degraded("Landlock ABI " + std::to_string(abi) + " < 6: no signal scoping");
+  if (!o.layers.landlock)
+    store.degraded("no Landlock (--layers): signals and abstract unix sockets are not scoped to the session");
+  else if (abi < 6)
+    store.degraded("Landlock ABI " + std::to_string(abi) + " < 6: no signal scoping");
 
   // Who answers asks.
   std::unique_ptr<AskBackend> asker;

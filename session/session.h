@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "plan/layers.h"
 #include "policy/policy.h"
 
 namespace cb {
@@ -26,6 +27,7 @@ struct RunOptions {
   bool quiet = false;                       // no notes on stderr
   bool no_keep = false;                     // --no-keep: nothing is kept for undo
   std::string resolver;                     // --resolver: upstream ADDR[:PORT], "off", or "" for the host's
+  Layers layers;                            // --layers: the layers that run (plan/layers.h)
 };
 
 // Runs the session; returns the exit status `cottonbox run` exits with.

@@ -707,6 +707,88 @@ TEST_F(Session, TheSessionSaysWhichTracerRecordedIt) {
   EXPECT_TRUE(denied.count(cb::Action::FileAttr));
 }
 
+// `--layers` (plan/layers.h): a session with layers switched off names them
+// in its degradations, and what is left still does its own job: the mounts
+// alone refuse the write, the supervisor alone refuses and records it, the
+// tracer alone records the delete it cannot stop.
+TEST_F(Session, LayersSwitchedOffAreNamedAndTheRestStillHolds) {
+  auto degraded = [&]() {
+    auto rd = cb::db::Reader::open(db_);
+    EXPECT_TRUE(rd.ok());
+    auto s = (*rd)->sessions();
+    EXPECT_TRUE(s.ok() && !s->empty());
+    return s->back().degraded;
+  };
+  auto said = [](const std::vector<std::string>& d, const std::string& text) {
+    return std::any_of(d.begin(), d.end(), [&](const std::string& x) { return x.find(text) != std::string::npos; });
+  };
+
+  Outcome r = supervised("rm -f $P/keep.txt; echo x >> $P/sub/deep.txt; true", {"--layers", "notify"});
+  EXPECT_EQ(r.status, 0) << r.err;
+  expect_intact();
+  expect_denial_recorded();
+  auto d = degraded();
+  EXPECT_TRUE(said(d, "layers switched off by --layers: tracer,mounts,landlock")) << ::testing::PrintToString(d);
+
+  if (cb::test::root().available || cb::test::user_namespaces().available) {
+    std::remove(db_.c_str());
+    r = supervised(
+        "rm -f $P/keep.txt; echo x >> $P/sub/deep.txt; mount -o remount,rw $P 2>/dev/null; rm -f $P/keep.txt; true",
+        {"--layers", "mounts"});
+    EXPECT_EQ(r.status, 0) << r.err;
+    expect_intact();
+    d = degraded();
+    EXPECT_TRUE(said(d, "layers switched off by --layers: notify,tracer,landlock")) << ::testing::PrintToString(d);
+    EXPECT_TRUE(said(d, "no supervisor of its own: --layers leaves the notify layer out"))
+        << ::testing::PrintToString(d);
+    EXPECT_FALSE(said(d, "outer supervisor")) << "there is none: " << ::testing::PrintToString(d);
+  }
+
+  if (cb::test::root().available && cb::test::bpf_programs().available && !getenv("COTTONBOX_FAKE_MISSING")) {
+    std::remove(db_.c_str());
+    r = supervised("rm -f $P/keep.txt; true", {"--layers", "tracer"});
+    EXPECT_EQ(r.status, 0) << r.err;
+    struct stat st;
+    EXPECT_NE(lstat((p_ + "/keep.txt").c_str(), &st), 0) << "the tracer alone records; it cannot refuse";
+    bool recorded = false;
+    for (auto& e : events())
+      if (e.row.ev.action == cb::Action::FileDelete && e.row.ev.path == p_ + "/keep.txt") recorded = true;
+    EXPECT_TRUE(recorded) << "the delete it let happen is in the trail";
+    write_file(p_ + "/keep.txt", "keep me\n");
+  }
+
+  // Bad lists are cottonbox's own errors, and so is asking for a layer twice over.
+  for (auto bad : {"seccomp", "notify,notify", ""}) {
+    r = cottonbox({"run", "--layers", bad, "--db", db_, "--", "/bin/true"});
+    EXPECT_EQ(r.status, 125) << bad;
+    EXPECT_NE(r.err.find("--layers"), std::string::npos) << r.err;
+  }
+  r = cottonbox({"run", "--layers", "notify", "--tracer", "ebpf", "--db", db_, "--", "/bin/true"});
+  EXPECT_EQ(r.status, 125) << r.err;
+}
+
+// `check --layers` shows where each rule lands with those layers alone.
+TEST_F(Session, CheckWithLayersSaysWhereEachRuleLandsThen) {
+  auto layer = [&](const std::vector<std::string>& extra) {
+    std::vector<std::string> a = {"check", "--json", "--no-keep", "--policy", policy_};
+    a.insert(a.end(), extra.begin(), extra.end());
+    Outcome r = cottonbox(a);
+    EXPECT_EQ(r.status, 0) << r.err;
+    auto j = nlohmann::json::parse(r.out);
+    for (auto& rule : j["rules"])
+      if (rule["id"] == "protect") return rule["layer"].get<std::string>();
+    return std::string("(no rule)");
+  };
+  EXPECT_EQ(layer({"--layers", "notify"}), "notify");
+  EXPECT_EQ(layer({"--layers", "mounts"}), "mount");
+  EXPECT_EQ(layer({"--layers", "tracer"}), "none");
+  EXPECT_EQ(layer({"--layers", "landlock"}), "none");
+  Outcome r = cottonbox({"check", "--no-keep", "--policy", policy_, "--layers", "mounts,landlock"});
+  EXPECT_NE(r.out.find("Layers switched off (--layers): notify,tracer"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Reaching the supervisor: nothing (no notify layer)"), std::string::npos) << r.out;
+  EXPECT_EQ(cottonbox({"check", "--layers", "bogus"}).status, 125);
+}
+
 TEST_F(Session, TheAuditDatabaseCannotBeErasedFromInside) {
   Outcome r = supervised("rm -f $DB $DB-wal $DB-shm; : > $DB; echo x > $DB-wal; mv $(dirname $DB) $T/gone; true");
   auto ev = events();

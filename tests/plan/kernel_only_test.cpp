@@ -5,11 +5,13 @@
 
 #include <gtest/gtest.h>
 #include <sched.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 
 #include <algorithm>
 #include <string>
 
+#include "plan/layers.h"
 #include "plan/plan.h"
 #include "policy/policy.h"
 
@@ -203,6 +205,16 @@ rules:
   EXPECT_NE(w.find("no-connect"), std::string::npos) << w;
   EXPECT_EQ(w.find("protect,"), std::string::npos) << w;
   EXPECT_EQ(w.find("guard"), std::string::npos) << w;  // the filter refuses what the guards deny
+  // `check` shows where each rule lands now: nothing judges the others.
+  for (const char* id : {"by-tar", "no-connect"}) {
+    auto l = std::find_if(plan.layers.begin(), plan.layers.end(), [&](auto& x) { return x.rule_id == id; });
+    ASSERT_NE(l, plan.layers.end());
+    EXPECT_EQ(l->layer, Enforcement::None) << id;
+  }
+  auto guard = std::find_if(plan.layers.begin(), plan.layers.end(),
+                            [](auto& x) { return x.rule_id == "cottonbox:guard-kernel"; });
+  ASSERT_NE(guard, plan.layers.end());
+  EXPECT_EQ(guard->layer, Enforcement::Filter);
 
   // Without the mount layer the tree is named too.
   in.mount_layer = false;
@@ -217,6 +229,45 @@ rules:
   EXPECT_TRUE(usual.filter.notify);
   EXPECT_TRUE(usual.filter.refusals.empty());
   EXPECT_TRUE(usual.weakened.empty());
+}
+
+// Root keeps CAP_SYS_ADMIN over the session's mount namespace: without a
+// supervisor, an allowed umount or remount would undo the read-only trees.
+TEST(KernelOnly, ARootSessionWithMountsRefusesEveryMountCall) {
+  Policy p = load(kAllowAll);
+  HostFacts h;
+  PlanInput in;
+  in.listener = false;
+  in.mount_layer = true;
+  in.root = true;
+  Plan plan = make_plan(p, in, h);
+  auto refused = [&](const Plan& pl, int nr) {
+    return std::any_of(pl.filter.refusals.begin(), pl.filter.refusals.end(), [&](auto& r) { return r.nr == nr; });
+  };
+  EXPECT_TRUE(refused(plan, SYS_umount2));
+  EXPECT_TRUE(refused(plan, SYS_mount));
+  // A plain user's command has no capability over its mounts; without
+  // mounts there is nothing to undo: the policy's word stands.
+  in.root = false;
+  EXPECT_FALSE(refused(make_plan(p, in, h), SYS_umount2));
+  in.root = true;
+  in.mount_layer = false;
+  EXPECT_FALSE(refused(make_plan(p, in, h), SYS_umount2));
+}
+
+// The guard refuses raw and packet sockets, not sockets: a unix or TCP
+// socket must still be made in a session without a supervisor.
+TEST(KernelOnly, OnlyRawAndPacketSocketsAreRefused) {
+  KernelOnlyFilter k = kernel_only_filter(load(kAllowAll));
+  auto sockets = refusals_of(k, SYS_socket);
+  ASSERT_EQ(sockets.size(), 3u);
+  for (const auto& r : sockets) {
+    EXPECT_EQ(r.cmp.op, CmpOp::MaskedEq);
+    EXPECT_TRUE(r.cmp.value == AF_PACKET || r.cmp.value == AF_INET || r.cmp.value == AF_INET6) << r.cmp.value;
+    if (r.cmp.value != AF_PACKET) {
+      EXPECT_EQ(r.cmp2.value, static_cast<uint64_t>(SOCK_RAW));
+    }
+  }
 }
 
 TEST(KernelOnly, ObservingRefusesNothing) {
@@ -238,6 +289,27 @@ TEST(KernelOnly, TheSessionSaysWhyAndWhatRecordsIt) {
   auto with = kernel_only_degradations("EBUSY here", {}, true, "");
   ASSERT_EQ(with.size(), 2u);
   EXPECT_NE(with[1].find("the outer supervisor carries out itself"), std::string::npos) << with[1];
+  // `--layers` without notify: nothing outside judges, and the text must not say so.
+  auto off = kernel_only_degradations("--layers leaves the notify layer out", {}, false, "", false);
+  ASSERT_EQ(off.size(), 2u);
+  for (const auto& d : off) EXPECT_EQ(d.find("outer"), std::string::npos) << d;
+}
+
+TEST(Layers, ParseNamesTheLayersThatRun) {
+  auto all = parse_layers("all");
+  ASSERT_TRUE(all.ok());
+  EXPECT_EQ(layers_off(*all), "");
+  auto some = parse_layers("mounts,notify");
+  ASSERT_TRUE(some.ok());
+  EXPECT_TRUE(some->notify && some->mounts && !some->tracer && !some->landlock);
+  EXPECT_EQ(layers_off(*some), "tracer,landlock");
+  for (const char* bad : {"", "seccomp", "notify,notify", "notify,", "all,notify"}) {
+    auto r = parse_layers(bad);
+    EXPECT_FALSE(r.ok()) << bad;
+    if (!r.ok()) {
+      EXPECT_NE(r.error().message.find("--layers"), std::string::npos) << r.error().message;
+    }
+  }
 }
 
 }  // namespace
