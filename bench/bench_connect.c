@@ -15,7 +15,10 @@
 //       close.  Prints one line:
 //         op=connect ns=MEDIAN min_ns=MIN max_ns=MAX requests=N
 //       (op=connect-nb with --nonblocking) the wall time per request, as the
-//       median of the batches.  Exits 1 if any request failed or got
+//       median of the batches.
+//   --unix PATH (both sides) does the same over a unix socket bound to PATH
+//   (op=connect-unix): a connect to a unix socket is where a supervisor
+//   asks who serves it (net.server).  Exits 1 if any request failed or got
 //       another response.  --nonblocking connects as event loops do (curl,
 //       node, Go): O_NONBLOCK, then poll until writable and SO_ERROR; the
 //       rest of the request is the same.
@@ -34,6 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -54,20 +58,27 @@ static int cmp_double(const void* a, const void* b) {
   return x < y ? -1 : x > y;
 }
 
-static int serve(const char* port_file, int idle_s, long max_conns) {
+static int serve(const char* port_file, int idle_s, long max_conns, const char* unix_path) {
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
   sa.sa_handler = on_signal;  // no SA_RESTART: accept returns EINTR
   sigaction(SIGTERM, &sa, NULL);
   sigaction(SIGINT, &sa, NULL);
-  int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  int s = socket(unix_path ? AF_UNIX : AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (s < 0) return perror("bench_connect: socket"), 1;
   int one = 1;
   setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
   struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = 0, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-  if (bind(s, (struct sockaddr*)&a, sizeof a) || listen(s, 512)) return perror("bench_connect: bind/listen"), 1;
+  struct sockaddr_un u = {.sun_family = AF_UNIX};
+  if (unix_path) {
+    snprintf(u.sun_path, sizeof u.sun_path, "%s", unix_path);
+    unlink(unix_path);
+    if (bind(s, (struct sockaddr*)&u, sizeof u) || listen(s, 512)) return perror("bench_connect: bind/listen"), 1;
+  } else if (bind(s, (struct sockaddr*)&a, sizeof a) || listen(s, 512)) {
+    return perror("bench_connect: bind/listen"), 1;
+  }
   socklen_t len = sizeof a;
-  getsockname(s, (struct sockaddr*)&a, &len);
+  if (!unix_path) getsockname(s, (struct sockaddr*)&a, &len);
   FILE* f = port_file ? fopen(port_file, "w") : stdout;
   if (!f) return perror("bench_connect: port file"), 1;
   fprintf(f, "%d\n", ntohs(a.sin_port));
@@ -104,9 +115,9 @@ static int serve(const char* port_file, int idle_s, long max_conns) {
 }
 
 // connect(2) without waiting in the call: EINPROGRESS, then poll.
-static int connect_nonblocking(int c, const struct sockaddr_in* to) {
+static int connect_nonblocking(int c, const struct sockaddr* to, socklen_t to_len) {
   if (fcntl(c, F_SETFL, O_NONBLOCK)) return -1;
-  if (connect(c, (const struct sockaddr*)to, sizeof *to) != 0) {
+  if (connect(c, to, to_len) != 0) {
     if (errno != EINPROGRESS) return -1;
     struct pollfd p = {c, POLLOUT, 0};
     if (poll(&p, 1, 5000) != 1) return -1;
@@ -118,11 +129,11 @@ static int connect_nonblocking(int c, const struct sockaddr_in* to) {
 }
 
 // One request over a new connection; 0 when the whole response came back.
-static int request(const struct sockaddr_in* to, int nonblocking) {
-  int c = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+static int request(const struct sockaddr* to, socklen_t to_len, int nonblocking) {
+  int c = socket(to->sa_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (c < 0) return -1;
   int rc = -1;
-  int connected = nonblocking ? connect_nonblocking(c, to) : connect(c, (const struct sockaddr*)to, sizeof *to);
+  int connected = nonblocking ? connect_nonblocking(c, to, to_len) : connect(c, to, to_len);
   if (connected == 0 && write(c, kRequest, sizeof kRequest - 1) == (ssize_t)(sizeof kRequest - 1)) {
     char buf[256];
     size_t got = 0;
@@ -138,9 +149,13 @@ static int request(const struct sockaddr_in* to, int nonblocking) {
   return rc;
 }
 
-static int get(int port, long requests, int batches, int nonblocking) {
+static int get(int port, const char* unix_path, long requests, int batches, int nonblocking) {
   struct sockaddr_in to = {
       .sin_family = AF_INET, .sin_port = htons((uint16_t)port), .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+  struct sockaddr_un u = {.sun_family = AF_UNIX};
+  if (unix_path) snprintf(u.sun_path, sizeof u.sun_path, "%s", unix_path);
+  const struct sockaddr* addr = unix_path ? (const struct sockaddr*)&u : (const struct sockaddr*)&to;
+  socklen_t addr_len = unix_path ? (socklen_t)sizeof u : (socklen_t)sizeof to;
   if (batches < 1) batches = 1;
   long per = requests / batches;
   if (per < 1) per = 1;
@@ -150,12 +165,12 @@ static int get(int port, long requests, int batches, int nonblocking) {
   for (int b = 0; b < batches; ++b) {
     double t0 = now_ns();
     for (long i = 0; i < per; ++i)
-      if (request(&to, nonblocking)) ++failed;
+      if (request(addr, addr_len, nonblocking)) ++failed;
     samples[b] = (now_ns() - t0) / (double)per;
   }
   qsort(samples, (size_t)batches, sizeof samples[0], cmp_double);
-  printf("op=%s ns=%.1f min_ns=%.1f max_ns=%.1f requests=%ld\n", nonblocking ? "connect-nb" : "connect",
-         samples[batches / 2], samples[0], samples[batches - 1], per * batches);
+  printf("op=%s%s ns=%.1f min_ns=%.1f max_ns=%.1f requests=%ld\n", nonblocking ? "connect-nb" : "connect",
+         unix_path ? "-unix" : "", samples[batches / 2], samples[0], samples[batches - 1], per * batches);
   if (failed) fprintf(stderr, "bench_connect: %ld of %ld requests failed\n", failed, per * batches);
   return failed ? 1 : 0;
 }
@@ -163,6 +178,7 @@ static int get(int port, long requests, int batches, int nonblocking) {
 int main(int argc, char** argv) {
   if (argc >= 2 && !strcmp(argv[1], "serve")) {
     const char* port_file = NULL;
+    const char* unix_path = NULL;
     int idle = 60;
     long max = 10000000;
     for (int i = 2; i + 1 < argc; i += 2) {
@@ -172,11 +188,14 @@ int main(int argc, char** argv) {
         idle = atoi(argv[i + 1]);
       else if (!strcmp(argv[i], "--max"))
         max = atol(argv[i + 1]);
+      else if (!strcmp(argv[i], "--unix"))
+        unix_path = argv[i + 1];
     }
-    return serve(port_file, idle > 0 ? idle : 1, max);
+    return serve(port_file, idle > 0 ? idle : 1, max, unix_path);
   }
   if (argc >= 2 && !strcmp(argv[1], "get")) {
     int port = 0, batches = 5, nonblocking = 0;
+    const char* unix_path = NULL;
     long requests = 10000;
     for (int i = 2; i < argc; ++i) {
       if (!strcmp(argv[i], "--nonblocking"))
@@ -189,11 +208,13 @@ int main(int argc, char** argv) {
         requests = atol(argv[++i]);
       else if (!strcmp(argv[i], "--batches"))
         batches = atoi(argv[++i]);
+      else if (!strcmp(argv[i], "--unix"))
+        unix_path = argv[++i];
     }
-    if (port > 0) return get(port, requests, batches, nonblocking);
+    if (port > 0 || unix_path) return get(port, unix_path, requests, batches, nonblocking);
   }
   fprintf(stderr,
-          "usage: bench_connect serve [--port-file F] [--idle S] [--max N]\n"
-          "       bench_connect get --port P [--requests N] [--batches B] [--nonblocking]\n");
+          "usage: bench_connect serve [--port-file F] [--idle S] [--max N] [--unix PATH]\n"
+          "       bench_connect get --port P|--unix PATH [--requests N] [--batches B] [--nonblocking]\n");
   return 2;
 }

@@ -12,7 +12,7 @@ import statistics
 import sys
 from collections import defaultdict
 
-MODE_ORDER = ["native", "observe", "seccomp", "ebpf", "ebpf-nokeep", "cb-hosts",
+MODE_ORDER = ["native", "observe", "seccomp", "ebpf", "ebpf-nokeep", "cb-hosts", "cb-default",
               "layer-notify", "layer-tracer", "layer-mounts", "layer-landlock", "floor", "floor-all", "floor-creates",
               "floor-connect", "tracer-floor", "strace", "bwrap", "bwrap-pid", "ebpf-bwrap", "firejail", "cb-start"]
 MODE_LABEL = {
@@ -31,6 +31,7 @@ MODE_LABEL = {
     "layer-mounts": "cottonbox houdini, --layers mounts",
     "layer-landlock": "cottonbox houdini, --layers landlock",
     "cb-hosts": "cottonbox, host rules, seccomp",
+    "cb-default": "cottonbox, rules/default.yaml, seccomp",
     "floor-connect": "bare notify floor, + connect",
     "strace": "strace -f",
     "bwrap": "bwrap --dev-bind / /",
@@ -282,7 +283,7 @@ def main():
                   "to itself)")
 
     # ---- connect
-    cvariants = [v for v in ("blocking", "nonblocking") if any(k[0] == "connect" and k[1] == v for k in data)]
+    cvariants = [v for v in ("blocking", "nonblocking", "unix") if any(k[0] == "connect" and k[1] == v for k in data)]
     connect_added = {}
     if cvariants:
         cmodes = ordered({k[2] for k in data if k[0] == "connect"})
@@ -319,7 +320,8 @@ def main():
               " (user+system of everything the mode ran, per request) the same cost less sensitive to other users'"
               " load.  blocking: a blocking"
               " socket (cottonbox carries the connect out on a worker thread); nonblocking: O_NONBLOCK and poll, as"
-              " event loops connect.  events: what the session recorded (one net.connect per request); sup µs/event:"
+              " event loops connect; unix: blocking, to a server on a unix socket outside the session, where the default"
+              " policy's deputy rules ask who serves it (net.server).  events: what the session recorded (one net.connect per request); sup µs/event:"
               " the supervisor's own CPU time per event.")
 
     # ---- idle sessions (issue 21)
@@ -392,7 +394,7 @@ def main():
                 spread = f"; native runs spread {min(nat):.0f}..{max(nat):.0f} ns" if len(nat) > 1 else ""
                 print(f"{op} under {m}: {d:+.0f} ns per call (target: nothing measurable{spread})")
     for (v, m), d in connect_added.items():
-        print(f"{v} connect under {m}: {d / 1000:+.1f} µs per {'decided' if m == 'cb-hosts' else 'notified'} connect")
+        print(f"{v} connect under {m}: {d / 1000:+.1f} µs per {'decided' if m.startswith('cb-') else 'notified'} connect")
     if rates:
         r = med(rates)
         wu = data[("ingest", "-", "store", "writer_us")]

@@ -488,19 +488,26 @@ fi
 # (started here, natively, once for every mode): natively, under cottonbox
 # with host rules (bench/hosts-policy.yaml: loopback allowed by rule, other
 # addresses denied, so every connect is decided), and under the bare notify
-# floor notifying connect too.  Interleaved like the rest.
+# floor notifying connect too.  Interleaved like the rest.  The unix variant
+# connects to a server listening on a unix socket outside the session, under
+# the default policy too, whose deputy rules ask who serves the socket
+# (net.server: host/unix_servers.h).
 if want_named connect; then
     port_file=$main/connect.port
+    unix_sock=$main/connect.sock
     rm -f "$port_file"
     "$bin_dir/bench_connect" serve --port-file "$port_file" --idle 120 > "$main/logs/connect-server.log" 2>&1 &
     server=$!
+    "$bin_dir/bench_connect" serve --unix "$unix_sock" --port-file "$main/connect-unix.port" --idle 120 \
+        > "$main/logs/connect-unix-server.log" 2>&1 &
+    unix_server=$!
     for ((i = 0; i < 100; i++)); do [ -s "$port_file" ] && break; sleep 0.05; done
     port=$(cat "$port_file" 2>/dev/null || true)
     if [ -z "$port" ]; then
         note "connect: the loopback server did not start: $(tail -2 "$main/logs/connect-server.log" | tr '\n' ' ')"
     else
         put meta - - - connect_requests "$connect_requests"
-        conn_modes=(native cb-hosts floor-connect)
+        conn_modes=(native cb-hosts cb-default floor-connect)
         db=$main/db/probe-hosts.db
         if ! out=$("$cb" run --policy "$here/hosts-policy.yaml" --ask deny --tracer seccomp --db "$db" -q -- \
                    "$bin_dir/bench_connect" get --port "$port" --requests 10 --batches 1 2>&1); then
@@ -512,17 +519,19 @@ if want_named connect; then
         # connect out on a worker thread) and non-blocking, as event loops do.
         for ((rep = 1; rep <= reps; rep++)); do
             for m in $(rotate $((rep - 1)) "${conn_modes[@]}"); do
-                for variant in blocking nonblocking; do
+                for variant in blocking nonblocking unix; do
                     db=$main/db/connect-$m-$variant-$rep.db log=$main/logs/connect-$m-$variant-$rep.log
                     case $m in
                         native) PREFIX=() ;;
                         cb-hosts) PREFIX=("$cb" run --policy "$here/hosts-policy.yaml" --ask deny --tracer seccomp --db "$db" --) ;;
+                        cb-default) PREFIX=("$cb" run --policy "$here/../rules/default.yaml" --ask deny --tracer seccomp --db "$db" --) ;;
                         floor-connect) PREFIX=("$bin_dir/bench_notify_floor" --connect --) ;;
                     esac
-                    rss=(); [ "$m" = cb-hosts ] && rss=(--rss)
-                    nb=(); [ "$variant" = nonblocking ] && nb=(--nonblocking)
+                    rss=(); case $m in cb-*) rss=(--rss) ;; esac
+                    to=(--port "$port")
+                    case $variant in nonblocking) to+=(--nonblocking) ;; unix) to=(--unix "$unix_sock") ;; esac
                     line=$("$bexec" "${rss[@]}" --timeout 600 --log "$log" -- "${PREFIX[@]}" \
-                           "$bin_dir/bench_connect" get --port "$port" --requests "$connect_requests" --batches 5 "${nb[@]}" || true)
+                           "$bin_dir/bench_connect" get "${to[@]}" --requests "$connect_requests" --batches 5 || true)
                     if [ "$(kv "$line" status)" != 0 ]; then
                         put fail "$variant" "$m" "$rep" connect "status $(kv "$line" status): $(tail -3 "$log" | tr '\n\t' '  ')"
                         continue
@@ -530,7 +539,7 @@ if want_named connect; then
                     l=$(grep -m1 '^op=connect' "$log" || true)
                     put connect "$variant" "$m" "$rep" ns "$(kv "$l" ns)"
                     put connect "$variant" "$m" "$rep" cpu_s "$(awk -v u="$(kv "$line" user_us)" -v s="$(kv "$line" sys_us)" 'BEGIN{printf "%.3f", (u+s)/1e6}')"
-                    if [ "$m" = cb-hosts ]; then
+                    if [ "$m" = cb-hosts ] || [ "$m" = cb-default ]; then
                         j=$(session_json "$db")
                         put connect "$variant" "$m" "$rep" events "$(json_field "$j" events)"
                         put connect "$variant" "$m" "$rep" denials "$(json_field "$j" denials)"
@@ -543,8 +552,8 @@ if want_named connect; then
             done
         done
     fi
-    kill "$server" 2>/dev/null || true
-    wait "$server" 2>/dev/null || true
+    kill "$server" "$unix_server" 2>/dev/null || true
+    wait "$server" "$unix_server" 2>/dev/null || true
 fi
 
 # ---------------------------------------------------------------------------

@@ -181,6 +181,17 @@ PrefixRange glob_prefix_range(std::string_view pattern) {
 }
 
 // The net_* columns into ev.net.
+std::vector<std::string> split_servers(std::string_view t) {
+  std::vector<std::string> out;
+  for (size_t at = 0; at < t.size();) {
+    size_t sp = t.find(' ', at);
+    if (sp == std::string_view::npos) sp = t.size();
+    if (sp > at) out.emplace_back(t.substr(at, sp - at));
+    at = sp + 1;
+  }
+  return out;
+}
+
 void read_net(Cursor& c, Event& ev) {
   if (c.null()) return;
   std::string proto = c.bytes();
@@ -551,6 +562,9 @@ Result<std::vector<StoredEvent>> Reader::events(const EventQuery& q) {
     // none): the address is still in the path.
     if (ev.net.proto == NetProto::None && action_object(ev.action) == ObjectKind::Address)
       ev.net = net_object_from_path(ev.path);
+    // Who served a unix socket is recorded as the target (host/unix_servers.h).
+    if (ev.net.proto == NetProto::Unix && ev.action == Action::NetConnect && !ev.target.empty())
+      ev.net.servers = split_servers(ev.target);
     if (host && !contacted(*host, ev.net)) continue;
     out.push_back(std::move(x));
     if (q.limit > 0 && static_cast<int64_t>(out.size()) >= q.limit) break;

@@ -14,6 +14,7 @@
 #include <optional>
 
 #include "base/paths.h"
+#include "host/unix_servers.h"
 #include "net/sockaddr.h"
 #include "notify/handlers.h"
 #include "notify/listener.h"
@@ -106,7 +107,21 @@ Classified classify_socket_address(const Call& call, const Syscall& row, PathCon
     c.facets.push_back(facet(Action::NetSend, text));
   // Carried out on the very socket, with the address as it was checked.
   c.op.kind = connecting ? OpKind::Connect : OpKind::Bind;
+  bool abstract = family_of(addr) == AF_UNIX && addr.size() > kSunPath + 1 && addr[kSunPath] == 0;
+  std::string abstract_name;
+  if (abstract)
+    abstract_name.assign(reinterpret_cast<const char*>(addr.data() + kSunPath + 1), addr.size() - kSunPath - 1);
   if (auto r = reach_unix_path(ctx, addr, !connecting, c.op.dir2); !r) return fail(r.error().err);
+  // Who serves the socket, found from the socket the file leads to (held
+  // in dir2, which the connect then goes through), so that a deputy is
+  // known whatever its socket is called.  Only servers accept connections.
+  if (connecting && env.unix_servers && (type == SOCK_STREAM || type == SOCK_SEQPACKET)) {
+    std::vector<std::string> servers = c.op.dir2  ? env.unix_servers->outside_servers(c.op.dir2.get())
+                                       : abstract ? env.unix_servers->outside_servers(abstract_name)
+                                                  : std::vector<std::string>{};
+    for (const auto& s : servers) c.facets[0].target += (c.facets[0].target.empty() ? "" : " ") + s;
+    c.facets[0].servers = std::move(servers);
+  }
   c.op.blob = std::move(addr);
   int fl = fcntl(sock->get(), F_GETFL);
   c.op.blocking = connecting && type == SOCK_STREAM && fl >= 0 && !(fl & O_NONBLOCK);

@@ -21,6 +21,7 @@
 namespace cb {
 
 class Listener;
+class UnixServers;
 
 // One semantic action of a syscall.  A rename is a rename of its source and
 // a delete (or create) of its destination; a hard link is a link and a write
@@ -33,6 +34,9 @@ struct Facet {
   bool is_dir = false;
   int32_t target_pid = 0;
   std::vector<std::string> aliases;
+  // net.connect to a unix socket: the programs outside the session that
+  // listen on it (host/unix_servers.h), when the policy asks (net.server).
+  std::vector<std::string> servers;
   // Why carrying this out would undo a kernel layer of the session (a mount
   // uncovering a read-only tree); empty when it would not.  decide()
   // refuses such a call whatever the rules say.
@@ -133,6 +137,7 @@ struct ClassifyEnv {
   pid_t self_pid = 0;                // the supervisor (visible to the command only without a pid namespace)
   int target_pidfd = -1;             // the calling process (for pidfd_getfd of its fds)
   std::function<std::vector<pid_t>()> session_pids;  // every process of the session
+  UnixServers* unix_servers = nullptr;               // set when a rule reads net.server
 };
 
 // Reads the call's arguments from the target (the caller checks ID_VALID

@@ -123,6 +123,10 @@ struct NetObject {
   // match any of `names`, so that a CNAME cannot lead around a denial.
   std::vector<std::string> hosts;
   std::vector<std::string> names;
+  // unix only: the executables of the processes outside the session that
+  // listen on the socket (host/unix_servers.h), when a rule asked; the
+  // event's target says them too, separated by spaces.
+  std::vector<std::string> servers;
 
   bool ip() const { return (proto == NetProto::Tcp || proto == NetProto::Udp) && !addr.empty(); }
 };

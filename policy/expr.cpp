@@ -13,13 +13,14 @@
 //   Op       ::= "==" | "!=" | "<" | "<=" | ">" | ">="
 //              | "startswith" | "endswith" | "contains" | "matches"
 //   List     ::= "(" Value ( "," Value )* ")" | "@" Name | Field   -- a list field: proc.argv, proc.ancestors,
-//                                                                    net.host, net.names
+//                                                                    net.host, net.names, net.server
 //   Value    ::= Field | String | Number
 //   Field    ::= "action" | "syscall" | "path" | "target" | "flags" | "is_dir" | "uid"
 //              | "proc.name" | "proc.exe" | "proc.argv" | "proc.pid" | "proc.ppid"
 //              | "proc.ancestors" | "proc.cwd" | "proc.deletes" | "target.pid"
 //              | "proc.comm" | "tree.deletes" | "session.deletes"
 //              | "net.proto" | "net.addr" | "net.port" | "net.host" | "net.names" | "net.resolved"
+//              | "net.server"
 //   String   ::= '"' chars '"' | "'" chars "'"    -- backslash escapes \" \' \\ \n \t \xHH
 //   Number   ::= [0-9]+
 //
@@ -67,6 +68,7 @@ enum class Field : uint8_t {
   NetHost,
   NetNames,
   NetResolved,
+  NetServer,
   ReadTaint,  // read(@list): the operand's num is the bit, str the list's name
 };
 
@@ -102,6 +104,7 @@ constexpr FieldInfo kFields[] = {
     {"net.host", Field::NetHost, Type::List},
     {"net.names", Field::NetNames, Type::List},
     {"net.resolved", Field::NetResolved, Type::Bool},
+    {"net.server", Field::NetServer, Type::List},
     // Never looked up by this name: read(@list) is parsed on its own.
     {"read(@list)", Field::ReadTaint, Type::Bool},
 };
@@ -750,7 +753,7 @@ class Parser {
       if (list.type != Type::List)
         fail(list.offset, describe(list) +
                               " is not a list; after 'in' write (a, b), @list, "
-                              "proc.argv, proc.ancestors, net.host or net.names");
+                              "proc.argv, proc.ancestors, net.host, net.names or net.server");
       if (lhs.type != Type::String) fail(lhs.offset, "cannot look for " + describe(lhs) + " in " + describe(list));
       e.kind = Expr::Kind::InListField;
       e.lhs = std::move(lhs);
@@ -812,6 +815,7 @@ int64_t number_field(Field f, const Event& ev) {
 const std::vector<std::string>& list_field(Field f, const Event& ev) {
   if (f == Field::NetHost) return ev.net.hosts;
   if (f == Field::NetNames) return ev.net.names;
+  if (f == Field::NetServer) return ev.net.servers;
   const ProcessInfo* p = ev.proc.get();
   if (!p) return empty_list();
   return f == Field::ProcArgv ? p->argv : p->ancestors;

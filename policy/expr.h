@@ -12,13 +12,14 @@
 //   Op       ::= "==" | "!=" | "<" | "<=" | ">" | ">="
 //              | "startswith" | "endswith" | "contains" | "matches"
 //   List     ::= "(" Value ( "," Value )* ")" | "@" Name | Field   -- a list field: proc.argv, proc.ancestors,
-//                                                                    net.host, net.names
+//                                                                    net.host, net.names, net.server
 //   Value    ::= Field | String | Number
 //   Field    ::= "action" | "syscall" | "path" | "target" | "flags" | "is_dir" | "uid"
 //              | "proc.name" | "proc.exe" | "proc.argv" | "proc.pid" | "proc.ppid"
 //              | "proc.ancestors" | "proc.cwd" | "proc.deletes" | "target.pid"
 //              | "proc.comm" | "tree.deletes" | "session.deletes"
 //              | "net.proto" | "net.addr" | "net.port" | "net.host" | "net.names" | "net.resolved"
+//              | "net.server"
 //   String   ::= '"' chars '"' | "'" chars "'"    -- backslash escapes \" \' \\ \n \t \xHH
 //   Number   ::= [0-9]+
 //
@@ -26,7 +27,11 @@
 // "udp", "unix"), net.addr (the IP address as text, IPv4-mapped addresses
 // as IPv4), net.port, net.host (the names a process of this session asked
 // its resolver for and got this address), net.names (those and the names on
-// the CNAME chains between), net.resolved (net.host is not empty).
+// the CNAME chains between), net.resolved (net.host is not empty),
+// net.server (a list: on a connect to a unix socket, the executables of the
+// processes outside the session that listen on it, found from the socket
+// itself whatever its name; empty when the session serves it or nobody can
+// be seen to).
 // read(@list) is true when the process, or what it got data from in this
 // session, read a file matching a pattern of `list` before this event
 // (Event::read_taint; the supervisor supplies it).

@@ -8,6 +8,6 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 "$here/scripts/install-npm-tools.sh" "$here/build/npm-tools" ||
     echo "test.sh: the MCP clients could not be installed; mcp_clients will be skipped" >&2
 cd "$here/build"
-# The default-policy corpus (label corpus, 3 x 98 sessions, reporting only)
+# The default-policy corpus (label corpus, 3 x 100 sessions, reporting only)
 # runs apart: ctest -L corpus.
 ctest --output-on-failure -j2 -LE corpus "$@"

@@ -13,6 +13,7 @@
 #include "notify/carry.h"
 #include "policy/counts.h"
 #include "policy/explain.h"
+#include "policy/expr.h"
 #include "procs/creds.h"
 #include "proto/explain_json.h"
 #include "record/summary.h"
@@ -58,7 +59,15 @@ NotifyPath::NotifyPath(const SupervisorOptions& opts, pid_t init_pid, Listener& 
           [this](uint64_t proc_id, uint64_t ancestor) { return procs_.in_tree(proc_id, ancestor); },
           [this](Pending& p, bool allow, const ApprovalRow& a) { resolve_asked(p, allow, a); }),
       keep_(opts.keeper, opts.started_ns),
-      mounts_(init_pid, [this] { return procs_.pids(); }) {}
+      mounts_(init_pid, [this] { return procs_.pids(); }) {
+  // Finding a unix socket's server reads /proc: done only for a policy
+  // that asks who it is.
+  for (const auto& r : opts.policy->rules)
+    if (r.when)
+      for (const auto& f : expr_fields(*r.when))
+        if (f == "net.server" && !unix_servers_)
+          unix_servers_ = std::make_unique<UnixServers>(init_pid, [this] { return procs_.pids(); });
+}
 
 struct Judgement {
   Verdict verdict;
@@ -86,6 +95,7 @@ Event facet_event(const Call& call, const Classified& c, const Facet& f, const P
   // The names this session resolved to the address, known before the
   // answer left the resolver: so before this call could be made.
   net::fill_net_object(ev, names);
+  ev.net.servers = f.servers;
   return ev;
 }
 
@@ -188,6 +198,7 @@ void NotifyPath::on_notification() {
   env.self_pid = self_pid_;
   env.target_pidfd = pe ? pe->pidfd.get() : -1;
   env.session_pids = [this] { return procs_.pids(); };
+  env.unix_servers = unix_servers_.get();
   // Whatever the arguments said was read above and below: from here on
   // the data is only trusted if the target is still the one that asked.
   Creds creds = procs_.creds(call.tid);

@@ -10,6 +10,7 @@
 #include <optional>
 #include <vector>
 
+#include "host/unix_servers.h"
 #include "net/name_map.h"
 #include "notify/carry.h"
 #include "notify/listener.h"
@@ -78,6 +79,7 @@ class NotifyPath {
   Recorder& rec_;
   TraceMerge& trace_;
   TaintTracker& taint_;
+  std::unique_ptr<UnixServers> unix_servers_;  // only when a rule reads net.server
   SessionOutcome& outcome_;
   seccomp_notif* req_;
   HostView host_view_;

@@ -464,6 +464,44 @@ TEST_F(Session, CodeRunFromAMemfdIsNamedAsTheKernelNamesIt) {
   EXPECT_TRUE(found) << "the refusal is recorded with the memfd's name";
 }
 
+TEST_F(Session, AServerOutsideTheSessionIsKnownWhateverItsSocketIsCalled) {
+  if (system("command -v tmux >/dev/null 2>&1") != 0)
+    GTEST_SKIP() << "tmux is not installed (scripts/install-deps.sh installs it)";
+  // The user's tmux server, outside the session, on a socket of an odd name.
+  const std::string sock = t_ + "/odd-name";
+  ASSERT_EQ(system(("tmux -S " + sock + " new-session -d -s outside 'sleep 120'").c_str()), 0);
+  struct KillServer {
+    std::string sock;
+    ~KillServer() { (void)!system(("tmux -S " + sock + " kill-server 2>/dev/null").c_str()); }
+  } kill_outside{sock};
+  write_file(policy_, read_file(policy_) +
+                          "  - id: tmux-server\n    action: net.connect\n"
+                          "    when: 'net.server matches \"/**/tmux\"'\n    decision: deny\n");
+  const std::string outside = t_ + "/ran-outside", inside = t_ + "/ran-inside";
+  Outcome r = supervised("ln -s " + sock + " " + t_ + "/link; ln " + sock + " " + t_ + "/hard; " + "tmux -S " + t_ +
+                         "/link new-window -d 'touch " + outside + "'; echo link=$?; " + "tmux -S " + t_ +
+                         "/hard new-window -d 'touch " + outside + "'; echo hard=$?; " + "tmux -S " + sock +
+                         " new-window -d 'touch " + outside + "'; echo direct=$?; " +
+                         // The session's own tmux server is the session's business.
+                         "tmux -S " + t_ + "/inner new-session -d -s inner 'touch " + inside + "; sleep 2'; " +
+                         "echo inner=$?; sleep 0.5; tmux -S " + t_ + "/inner kill-server; echo kill=$?");
+  for (const char* want : {"link=1", "hard=1", "direct=1", "inner=0", "kill=0"})
+    EXPECT_NE(r.out.find(want), std::string::npos) << want << "\n" << r.out << r.err;
+  usleep(500 * 1000);  // what the outside server was asked to run would have run by now
+  struct stat st;
+  EXPECT_NE(stat(outside.c_str(), &st), 0) << "the server outside the session ran a command";
+  EXPECT_EQ(stat(inside.c_str(), &st), 0) << "the session's own tmux server ran its command";
+  size_t refused = 0;
+  for (auto& e : events("deny"))
+    if (e.row.verdict.rule_id == "tmux-server") {
+      ++refused;
+      EXPECT_EQ(e.row.ev.action, cb::Action::NetConnect);
+      EXPECT_NE(e.row.ev.target.find("/tmux"), std::string::npos)
+          << "the refusal names the server: " << e.row.ev.target;
+    }
+  EXPECT_GE(refused, 3u) << "each of the three names was refused as the same server";
+}
+
 TEST_F(Session, AllowingIoUringByRuleWorksAndMarksTheSessionDegraded) {
   write_file(policy_, read_file(policy_) + "  - id: uring-ok\n    action: sys.io_uring\n    decision: allow\n");
   CB_REQUIRE_HOST(cb::test::io_uring());

@@ -279,6 +279,46 @@ TEST_F(DefaultRules, SandboxesInsideTheSessionRun) {
   EXPECT_DECISION(judge(Action::SysMount, "/proc", proc("unshare", "/usr/bin/unshare")), Decision::Allow);
 }
 
+TEST_F(DefaultRules, DeputiesAreKnownByTheirServerWhateverTheSocketIsCalled) {
+  // As the supervisor builds the event: net.server is who listens outside
+  // the session (host/unix_servers.h), the socket's name tells nothing.
+  auto connect = [&](const char* sock, std::vector<std::string> servers) {
+    Event e;
+    e.action = Action::NetConnect;
+    e.proc = python();
+    e.path = std::string("unix:") + sock;
+    e.net = net_object_from_path(e.path);
+    e.net.servers = std::move(servers);
+    return decide(*policy_, e);
+  };
+  struct Case {
+    const char* sock;
+    std::vector<std::string> servers;
+    const char* rule;
+  } cases[] = {
+      {"/home/u/.x/s", {"/usr/bin/tmux"}, "deputy-tmux-server"},
+      {"/tmp/sock", {"/usr/local/bin/tmux"}, "deputy-tmux-server"},
+      {"/tmp/sock", {"/usr/bin/screen"}, "deputy-tmux-server"},
+      {"/tmp/kitty", {"/usr/bin/kitty"}, "deputy-terminal-server"},
+      {"/tmp/b.sock", {"/usr/lib/systemd/systemd", "/usr/bin/dbus-daemon"}, "deputy-dbus-server"},
+      {"/srv/d.sock", {"/usr/sbin/dockerd"}, "deputy-containers-server"},
+      {"/tmp/nv", {"/usr/bin/nvim"}, "deputy-editors-server"},
+      {"/tmp/e", {"/usr/bin/emacs-gtk"}, "deputy-editors-server"},
+  };
+  for (const auto& c : cases) {
+    Verdict v = connect(c.sock, c.servers);
+    EXPECT_DECISION(v, Decision::Deny);
+    EXPECT_EQ(v.rule_id, c.rule) << c.sock << " served by " << c.servers.front();
+  }
+  // The session's own servers, and servers that run nothing on request.
+  EXPECT_DECISION(connect("/tmp/tmux-test/s", {}), Decision::Allow);
+  EXPECT_DECISION(connect("/run/systemd/resolve/io.systemd.Resolve", {"/usr/lib/systemd/systemd-resolved"}),
+                  Decision::Allow);
+  EXPECT_DECISION(connect("/run/user/1000/gnupg/S.gpg-agent", {"/usr/bin/gpg-agent"}), Decision::Allow);
+  EXPECT_DECISION(connect("/tmp/.X11-unix/X0", {"/usr/lib/xorg/Xorg"}), Decision::Allow);
+  EXPECT_DECISION(connect("/tmp/tmuxlike", {"/usr/bin/tmuxinator"}), Decision::Allow);
+}
+
 TEST_F(DefaultRules, CloudMetadataIsRefusedByAddressAndName) {
   // As the supervisor builds the event: the object from the address read,
   // IPv4-mapped folded; the names from the session's map.

@@ -132,7 +132,7 @@ TEST(ExprParse, RejectsWithMessages) {
   reject_msg("proc.name in (\"a\" \"b\")", 18, "expected ',' or ')' in the list opened at offset 13, found a string");
   reject_msg("proc.name in path", 13,
              "'path' (a string) is not a list; after 'in' write (a, b), @list, proc.argv, "
-             "proc.ancestors, net.host or net.names");
+             "proc.ancestors, net.host, net.names or net.server");
   reject_msg("proc.name in", 12, "expected '(', '@list' or a list field after 'in', found the end of the expression");
   reject_msg("proc.argv in (\"a\")", 0, "'proc.argv' (a list) cannot be tested with 'in'; use 'contains'");
   reject_msg("uid in @archivers", 7, "list '@archivers' has 'tar', which is not a number");
