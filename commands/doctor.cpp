@@ -5,6 +5,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "trace/tracer_service.h"
+
 namespace cb {
 
 namespace {
@@ -71,7 +73,16 @@ std::vector<Capability> capabilities(const Features& f) {
                  "syscall on the reference VM: bench/README.md)"
       : nested ? "sessions started here record their processes' start and end only (the outer session records "
                  "every call) and are marked degraded"
-               : "cottonbox runs seccomp-only (decisions, not the full record) and marks sessions degraded");
+      : f.tracer_service ? "not needed here: the tracer service (below) holds the programs and records sessions in full"
+                         : "cottonbox runs seccomp-only (decisions, not the full record) and marks sessions degraded");
+  add("tracer_service", "tracer service", f.tracer_service, f.tracer_service_detail,
+      f.tracer_service ? "sessions register with it: one set of programs serves them all, and plain users' sessions "
+                         "are recorded in full without privileges"
+      : f.root && f.ebpf
+          ? "a root session starts it and it stops 5 s after its last session; for plain users to be recorded "
+            "in full, keep it running (packaging/cottonbox-tracer.service, docs/tracer.md)"
+          : "plain users' sessions run seccomp-only and are marked degraded until root runs it (`cottonbox tracer "
+            "serve`, or packaging/cottonbox-tracer.service: docs/tracer.md)");
   add("btf", "kernel BTF", f.btf, f.btf ? "/sys/kernel/btf/vmlinux" : "no /sys/kernel/btf/vmlinux",
       f.btf ? "the tracer's CO-RE programs adapt to this kernel's structures"
             : "the eBPF tracer cannot load; seccomp-only");
@@ -154,10 +165,10 @@ int print_doctor(const Features& f, bool json, std::ostream& out) {
     j["kernel"] = f.kernel;
     j["root"] = f.root;
     j["runnable"] = runnable;
-    j["mode"] = !runnable ? "none"
-                : nested  ? (f.ebpf ? "kernel-only+ebpf" : "kernel-only")
-                : f.ebpf  ? "seccomp+ebpf"
-                          : "seccomp";
+    j["mode"] = !runnable                    ? "none"
+                : nested                     ? (f.ebpf ? "kernel-only+ebpf" : "kernel-only")
+                : f.ebpf || f.tracer_service ? "seccomp+ebpf"
+                                             : "seccomp";
     j["nested"] = nested;
     auto& jc = j["capabilities"];
     jc = nlohmann::ordered_json::object();
@@ -184,10 +195,22 @@ int print_doctor(const Features& f, bool json, std::ostream& out) {
           : nested  ? "cottonbox runs here without a supervisor of its own (inside another supervisor): kernel layers "
                       "only, sessions marked degraded\n"
           : f.ebpf  ? "cottonbox runs here with seccomp and the eBPF tracer\n"
-                    : "cottonbox runs here seccomp-only (sessions marked degraded)\n");
+          : f.tracer_service ? "cottonbox runs here with seccomp and the eBPF tracer, through the tracer service\n"
+                             : "cottonbox runs here seccomp-only (sessions marked degraded)\n");
   return runnable ? 0 : 1;
 }
 
-int run_doctor(bool json, std::ostream& out) { return print_doctor(probe_features(), json, out); }
+int run_doctor(bool json, std::ostream& out) {
+  Features f = probe_features();
+  const std::string sock = tracer_socket_path();
+  if (auto st = tracer_status(sock)) {
+    f.tracer_service = true;
+    f.tracer_service_detail = "running at " + sock + " (pid " + std::to_string(st->service_pid) + ", " +
+                              std::to_string(st->sessions) + " sessions)";
+  } else {
+    f.tracer_service_detail = "not running at " + sock + " (" + st.error().message + ")";
+  }
+  return print_doctor(f, json, out);
+}
 
 }  // namespace cb

@@ -44,6 +44,10 @@ struct Features {
   bool ebpf = false;            // everything below that the tracer needs
   std::string ebpf_detail;      // what is missing, as a sentence, when !ebpf
   bool bpf_privileged = false;  // root, CAP_SYS_ADMIN, or CAP_BPF + CAP_PERFMON
+  // The resident tracer (tracerd/), asked by the caller (it is not a kernel
+  // feature): running, and what it said or why not.
+  bool tracer_service = false;
+  std::string tracer_service_detail;
   bool bpf_tracepoint = false;  // BPF_PROG_TYPE_TRACEPOINT loads
   bool bpf_raw_tracepoint = false;
   bool bpf_ringbuf = false;          // BPF_MAP_TYPE_RINGBUF (5.8)

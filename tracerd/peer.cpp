@@ -42,7 +42,7 @@ size_t count_numbers(const std::string& s) {
 
 }  // namespace
 
-Result<Admitted> admit(const ucred& peer, int pidfd, uint32_t own_level, const EbpfPrograms& progs) {
+Result<Admitted> admit(const ucred& peer, int peer_pidfd, int pidfd, uint32_t own_level, const EbpfPrograms& progs) {
   bool found = false;
   // A pidfd's fdinfo names its process in the pid namespace of our /proc
   // (-1 once it has exited); any other fd has no such line.
@@ -75,6 +75,13 @@ Result<Admitted> admit(const ucred& peer, int pidfd, uint32_t own_level, const E
   size_t levels = count_numbers(field(peer_dir + "/status", "NSpid", &found));
   if (!found || levels == 0) return Error{ESRCH, "the caller's pid namespace cannot be told"};
   a.reader_ns = PidNamespace{st.st_dev, st.st_ino, own_level + static_cast<uint32_t>(levels - 1)};
+  // The caller still alive after everything above was read: its pid was
+  // not reused meanwhile, so what was read of it was its own.  Without
+  // SO_PEERPIDFD (before Linux 6.5) the caller is known by pid alone.
+  if (peer_pidfd >= 0) {
+    pollfd pp{peer_pidfd, POLLIN, 0};
+    if (poll(&pp, 1, 0) != 0) return Error{ESRCH, "the caller has exited"};
+  }
   return a;
 }
 

@@ -26,6 +26,10 @@ struct Admitted {
 
 // `own_level`: the level of the service's own pid namespace.  Refusals are
 // errors with EPERM, ESRCH, EALREADY or EINVAL and a message for the caller.
-Result<Admitted> admit(const ucred& peer, int pidfd, uint32_t own_level, const EbpfPrograms& progs);
+// `peer_pidfd`: the caller's pidfd from SO_PEERPIDFD, or -1 where the
+// kernel has none.
+Result<Admitted> admit(const ucred& peer, int peer_pidfd, int pidfd, uint32_t own_level, const EbpfPrograms& progs);
+// SO_PEERPIDFD, which older headers lack.
+constexpr int kSoPeerPidfd = 77;
 
 }  // namespace cb::tracerd

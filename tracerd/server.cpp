@@ -28,6 +28,7 @@ namespace {
 struct Client {
   UniqueFd fd;
   ucred peer{};
+  UniqueFd peer_pidfd;  // SO_PEERPIDFD (Linux 6.5): pins the caller that peer.pid names
   std::optional<uint32_t> slot;
 };
 
@@ -149,6 +150,9 @@ class Server {
       Client cl;
       socklen_t len = sizeof cl.peer;
       if (getsockopt(c.get(), SOL_SOCKET, SO_PEERCRED, &cl.peer, &len) != 0) continue;
+      int pfd = -1;
+      socklen_t plen = sizeof pfd;
+      if (getsockopt(c.get(), SOL_SOCKET, kSoPeerPidfd, &pfd, &plen) == 0) cl.peer_pidfd.reset(pfd);
       int fd = c.get();
       cl.fd = std::move(c);
       watch(fd, static_cast<uint64_t>(fd));
@@ -222,7 +226,7 @@ class Server {
       reply(fd, refusal(EINVAL, "a registration carries one pidfd"));
       return;
     }
-    auto who = admit(cl.peer, fds[0].get(), progs_.pidns().level, progs_);
+    auto who = admit(cl.peer, cl.peer_pidfd.get(), fds[0].get(), progs_.pidns().level, progs_);
     if (!who) {
       log_ << "cottonbox tracer: refused uid " << cl.peer.uid << " pid " << cl.peer.pid << ": " << who.error().message
            << "\n";

@@ -17,6 +17,7 @@ const std::vector<std::string> kIds = {"seccomp_notify",
                                        "seccomp_sync_wakeup",
                                        "seccomp_killable_recv",
                                        "ebpf",
+                                       "tracer_service",
                                        "btf",
                                        "tracefs",
                                        "bpffs",
@@ -112,6 +113,26 @@ TEST(Doctor, EbpfLinesSayWhatHappens) {
   EXPECT_EQ(line_of(bad.str(), "eBPF tracer"),
             "eBPF tracer: unavailable: needs root or CAP_BPF+CAP_PERFMON — cottonbox runs seccomp-only (decisions, "
             "not the full record) and marks sessions degraded");
+}
+
+TEST(Doctor, APlainUserIsRecordedInFullThroughTheTracerService) {
+  Features f = everything();
+  f.root = false;
+  f.ebpf = false;
+  f.ebpf_detail = "needs root or CAP_BPF+CAP_PERFMON";
+  std::ostringstream without, with;
+  print_doctor(f, false, without);
+  EXPECT_NE(line_of(without.str(), "tracer service").find("seccomp-only"), std::string::npos) << without.str();
+  EXPECT_NE(without.str().find("cottonbox runs here seccomp-only"), std::string::npos) << without.str();
+  f.tracer_service = true;
+  f.tracer_service_detail = "running at /run/cottonbox/tracer.sock (pid 7, 2 sessions)";
+  print_doctor(f, false, with);
+  EXPECT_EQ(line_of(with.str(), "tracer service").rfind("tracer service: available (running at", 0), 0u) << with.str();
+  EXPECT_NE(line_of(with.str(), "eBPF tracer").find("records sessions in full"), std::string::npos) << with.str();
+  EXPECT_NE(with.str().find("through the tracer service"), std::string::npos) << with.str();
+  std::ostringstream json;
+  print_doctor(f, true, json);
+  EXPECT_EQ(nlohmann::json::parse(json.str())["mode"], "seccomp+ebpf");
 }
 
 TEST(Doctor, ExitStatusFollowsTheEssentials) {
