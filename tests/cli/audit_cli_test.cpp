@@ -760,7 +760,9 @@ TEST_F(Audit, AnApproverThatHangsCrashesOrBabblesIsADenial) {
     EXPECT_TRUE(std::any_of(c.says.begin(), c.says.end(), [&](const std::string& s) {
       return by.find(s) != std::string::npos;
     })) << by;
-    if (!c.allowed) EXPECT_EQ(last["approval"]["answer"], "deny-once");
+    if (!c.allowed) {
+      EXPECT_EQ(last["approval"]["answer"], "deny-once");
+    }
     if (c.allowed) {
       // The approver was given the ask as the protocol's message, with why.
       json ask = json::parse(read_file(dir_ + "/ask.json"));

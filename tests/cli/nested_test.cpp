@@ -364,7 +364,9 @@ TEST_P(Nested, DoctorInsideASessionSaysWhichLayersItHasAndWhy) {
   // The default policy lets a session make its namespaces and mount in them.
   EXPECT_EQ(caps["mount_layer"]["available"], true) << caps["mount_layer"];
   EXPECT_EQ(caps["ebpf"]["available"], false);
-  if (!GetParam()) EXPECT_TRUE(has(caps["ebpf"]["detail"], "bpf() is refused here")) << caps["ebpf"];
+  if (!GetParam()) {
+    EXPECT_TRUE(has(caps["ebpf"]["detail"], "bpf() is refused here")) << caps["ebpf"];
+  }
   // Under a policy that allows them, the same probe finds them.
   Outcome allowed =
       run({kCottonbox, "run", "-q", "--ask", "deny", "--policy", outer_policy_, "--", kCottonbox, "doctor", "--json"});

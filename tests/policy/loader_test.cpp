@@ -104,7 +104,9 @@ TEST(Loader, GuardsComeLastAndAreBuiltin) {
     EXPECT_EQ(g.decision, std::get<2>(want[i]));
     EXPECT_TRUE(g.builtin());
     EXPECT_TRUE(g.paths.empty());
-    if (g.decision == Decision::Deny) EXPECT_NE(g.message.find("denied because"), std::string::npos) << g.message;
+    if (g.decision == Decision::Deny) {
+      EXPECT_NE(g.message.find("denied because"), std::string::npos) << g.message;
+    }
   }
   auto opts = options();
   opts.add_guards = false;

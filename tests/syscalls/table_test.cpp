@@ -140,7 +140,9 @@ TEST(SyscallTable, EveryFamilyTheFilterCanNotifyHasAHandler) {
     SCOPED_TRACE(name_of(s) + " (" + std::string(family_name(s.family)) + ")");
     bool notified = false;
     for (const FilterClause& c : s.filter) notified |= c.gate != Gate::Count && c.errno_ == 0;
-    if (notified) EXPECT_NE(handlers::handler_for(s.family), nullptr);
+    if (notified) {
+      EXPECT_NE(handlers::handler_for(s.family), nullptr);
+    }
   }
 }
 

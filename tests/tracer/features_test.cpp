@@ -63,7 +63,9 @@ TEST(Features, ProbeIsSane) {
   EXPECT_FALSE(f.userns_detail.empty());
   // Outside any sandbox a listener can be had, and root can make the
   // session's namespaces.
-  if (f.seccomp_filters == 0) EXPECT_EQ(f.listener_err, 0);
+  if (f.seccomp_filters == 0) {
+    EXPECT_EQ(f.listener_err, 0);
+  }
   if (f.root && f.seccomp_filters == 0) {
     EXPECT_EQ(f.mountns_err, 0) << strerror(f.mountns_err);
     EXPECT_EQ(f.pidns_err, 0) << strerror(f.pidns_err);
