@@ -119,10 +119,32 @@ Outcome execute(Operation& op, const Call& call, const Creds& creds, Listener& l
     case OpKind::FdFallocate:
       out.ret = result(fallocate(op.obj.get(), static_cast<int>(op.flags), op.value, op.len));
       break;
-    case OpKind::Connect:
-      out.ret = result(connect(op.obj.get(), reinterpret_cast<const sockaddr*>(op.blob.data()),
-                               static_cast<socklen_t>(op.blob.size())));
+    case OpKind::Connect: {
+      // A blocking socket is tried without waiting first: a unix socket's
+      // connect completes at once, and a thread is taken only for one that
+      // must wait (a TCP handshake, a full backlog), as the kernel would.
+      int fl = op.blocking ? fcntl(op.obj.get(), F_GETFL) : -1;
+      if (fl >= 0) fcntl(op.obj.get(), F_SETFL, fl | O_NONBLOCK);
+      long rc = connect(op.obj.get(), reinterpret_cast<const sockaddr*>(op.blob.data()),
+                        static_cast<socklen_t>(op.blob.size()));
+      int err = rc < 0 ? errno : 0;
+      if (err == EINPROGRESS && fl >= 0) {
+        // On loopback the handshake is over by the time connect() returns.
+        // (A non-blocking caller gets the kernel's own answer.)
+        pollfd p{op.obj.get(), POLLOUT, 0};
+        socklen_t sl = sizeof err;
+        if (poll(&p, 1, 0) == 1) getsockopt(op.obj.get(), SOL_SOCKET, SO_ERROR, &err, &sl);
+      }
+      if (fl >= 0) {
+        fcntl(op.obj.get(), F_SETFL, fl);
+        if (err == EINPROGRESS || err == EAGAIN) {
+          out.would_block = true;  // not answered: a worker waits for the rest
+          return out;
+        }
+      }
+      out.ret = err ? -err : 0;
       break;
+    }
     case OpKind::Listen: out.ret = result(listen(op.obj.get(), static_cast<int>(op.value))); break;
     case OpKind::Bind:
       out.ret = result(bind(op.obj.get(), reinterpret_cast<const sockaddr*>(op.blob.data()),
@@ -182,7 +204,20 @@ Outcome execute_blocking(Operation& op, const Call& call, const Creds& creds, Li
     long rc = connect(op.obj.get(), reinterpret_cast<const sockaddr*>(op.blob.data()),
                       static_cast<socklen_t>(op.blob.size()));
     int err = rc < 0 ? errno : 0;
-    while (err == EINPROGRESS || err == EALREADY) {
+    while (err == EINPROGRESS || err == EALREADY || err == EAGAIN) {
+      if (err == EAGAIN) {
+        // A unix listener's backlog is full: the kernel would sleep until
+        // it has room, which no poll() tells.
+        if (!still_wanted()) {
+          err = EINTR;
+          break;
+        }
+        usleep(5000);
+        rc = connect(op.obj.get(), reinterpret_cast<const sockaddr*>(op.blob.data()),
+                     static_cast<socklen_t>(op.blob.size()));
+        err = rc < 0 ? errno : 0;
+        continue;
+      }
       pollfd p{op.obj.get(), POLLOUT, 0};
       int n = poll(&p, 1, 20);
       if (n > 0) {

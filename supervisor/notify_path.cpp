@@ -416,12 +416,12 @@ void NotifyPath::finish(const Call& call, Classified& c, EventRow& row, bool all
       as_now.umask = *m;
       use = &as_now;
     }
-  if (c.op.blocking) {
+  if (c.op.blocking && c.op.kind != OpKind::Connect) {
     workers_.run(call, std::move(c.op), *use, std::move(row));
     return;
   }
   Outcome out = execute(c.op, call, *use, listener_);
-  if (out.would_block) {  // a send that must wait for room
+  if (out.would_block) {  // a send that must wait for room, a connect that must wait
     workers_.run(call, std::move(c.op), *use, std::move(row));
     return;
   }
