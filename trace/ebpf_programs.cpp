@@ -9,6 +9,7 @@
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
+#include <mutex>
 
 #include "host/features.h"
 #include "syscalls/table.h"
@@ -146,6 +147,21 @@ struct EbpfPrograms::Impl {
   // Each slot's generation: 0 free, else that of its live session.
   uint32_t gen[CB_SLOTS] = {};
   uint32_t last_gen[CB_SLOTS] = {};
+  // Free slots whose new maps are in the outer maps already (prepare_slot).
+  struct Prepared {
+    UniqueFd ring, lost;
+    uint64_t bytes = 0;
+  };
+  std::unique_ptr<Prepared> prepared[CB_SLOTS];
+  // A slot being prepared, on another thread; nobody else takes it.
+  bool reserved[CB_SLOTS] = {};
+  // The slot state above is shared with a thread preparing slots; the
+  // maps' own updates need no lock.
+  mutable std::mutex mu;
+  bool takeable(uint32_t s) const { return !gen[s] && !prepared[s] && !reserved[s]; }
+
+  // A new ring and loss counters for `slot`, handed to the programs.
+  Result<Ok> install(uint32_t slot, uint64_t bytes, UniqueFd& ring, UniqueFd& lost);
 
   ~Impl() {
     // Six raw tracepoints, where a perf event per syscall took seconds of
@@ -290,37 +306,94 @@ Result<EbpfPrograms> EbpfPrograms::load(const EbpfConfig& config) {
   return EbpfPrograms(std::move(impl));
 }
 
-Result<EbpfSlot> EbpfPrograms::add_slot(const PidNamespace& reader_ns, uint64_t ring_bytes, uint32_t owner_uid) {
+Result<Ok> EbpfPrograms::Impl::install(uint32_t slot, uint64_t bytes, UniqueFd& ring, UniqueFd& lost) {
+  ring.reset(bpf_map_create(BPF_MAP_TYPE_RINGBUF, "cb_ring", 0, 0, static_cast<uint32_t>(bytes), nullptr));
+  if (!ring) return Error::from_errno("cannot create a ring buffer");
+  LIBBPF_OPTS(bpf_map_create_opts, lo, .map_flags = BPF_F_MMAPABLE);
+  lost.reset(bpf_map_create(BPF_MAP_TYPE_ARRAY, "cb_lost", sizeof(uint32_t), sizeof(cb_lost), 1, &lo));
+  if (!lost) return Error::from_errno("cannot create the loss counters");
+  int rfd = ring.get(), lfd = lost.get();
+  if (bpf_map_update_elem(bpf_map__fd(skel->maps.rings), &slot, &rfd, BPF_ANY) != 0)
+    return Error::from_errno("cannot hand the ring buffer to the programs");
+  if (bpf_map_update_elem(bpf_map__fd(skel->maps.losts), &slot, &lfd, BPF_ANY) != 0) {
+    bpf_map_delete_elem(bpf_map__fd(skel->maps.rings), &slot);
+    return Error::from_errno("cannot hand the loss counters to the programs");
+  }
+  return Ok{};
+}
+
+bool EbpfPrograms::prepare_slot() {
   auto& im = *impl_;
   uint32_t slot = 0;
-  // Private loads use slot 0; the service hands out the least recently
-  // freed slot last (a slot's stragglers are swept at once anyway).
-  while (slot < CB_SLOTS && im.gen[slot]) ++slot;
-  if (slot == CB_SLOTS) return Error{EBUSY, "all " + std::to_string(CB_SLOTS) + " tracer slots are in use"};
+  {
+    std::lock_guard lk(im.mu);
+    while (slot < CB_SLOTS && !im.takeable(slot)) ++slot;
+    if (slot == CB_SLOTS) return false;
+    im.reserved[slot] = true;
+  }
+  // The slow part, unlocked: new maps replace whatever a past session of
+  // the slot left in the outer maps.
+  auto p = std::make_unique<Impl::Prepared>();
+  p->bytes = im.ring_bytes;
+  bool ok = im.install(slot, p->bytes, p->ring, p->lost).ok();
+  std::lock_guard lk(im.mu);
+  im.reserved[slot] = false;
+  if (ok) im.prepared[slot] = std::move(p);
+  return ok;
+}
+
+size_t EbpfPrograms::prepared_slots() const {
+  std::lock_guard lk(impl_->mu);
+  return static_cast<size_t>(std::count_if(std::begin(impl_->prepared), std::end(impl_->prepared),
+                                           [](const auto& p) { return p != nullptr; }));
+}
+
+Result<EbpfSlot> EbpfPrograms::add_slot(const PidNamespace& reader_ns, uint64_t ring_bytes, uint32_t owner_uid) {
+  auto& im = *impl_;
   uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
   uint64_t bytes = ring_bytes ? round_up_pow2(std::max(ring_bytes, page)) : im.ring_bytes;
   if (bytes > (1ULL << 31)) return Error{EINVAL, "ring buffer of " + std::to_string(bytes) + " bytes is too large"};
   EbpfSlot out;
-  out.slot = slot;
   out.ring_bytes = bytes;
-  out.ring.reset(bpf_map_create(BPF_MAP_TYPE_RINGBUF, "cb_ring", 0, 0, static_cast<uint32_t>(bytes), nullptr));
-  if (!out.ring) return Error::from_errno("cannot create a ring buffer");
-  LIBBPF_OPTS(bpf_map_create_opts, lo, .map_flags = BPF_F_MMAPABLE);
-  out.lost.reset(bpf_map_create(BPF_MAP_TYPE_ARRAY, "cb_lost", sizeof(uint32_t), sizeof(cb_lost), 1, &lo));
-  if (!out.lost) return Error::from_errno("cannot create the loss counters");
+  // A prepared slot of this size first; else the first free one (private
+  // loads use slot 0; the service hands out the least recently freed slot
+  // last, and a slot's stragglers are swept at once anyway).
+  uint32_t slot = 0;
+  bool ready = false;
+  {
+    std::lock_guard lk(im.mu);
+    while (slot < CB_SLOTS && !(im.prepared[slot] && im.prepared[slot]->bytes == bytes)) ++slot;
+    if (slot < CB_SLOTS) {
+      out.ring = std::move(im.prepared[slot]->ring);
+      out.lost = std::move(im.prepared[slot]->lost);
+      im.prepared[slot].reset();
+      ready = true;
+    } else {
+      slot = 0;
+      while (slot < CB_SLOTS && !im.takeable(slot)) ++slot;
+      if (slot == CB_SLOTS) return Error{EBUSY, "all " + std::to_string(CB_SLOTS) + " tracer slots are in use"};
+    }
+    // Taken: live from here on for everyone else (its generation is set
+    // below, once its maps are in place).
+    im.reserved[slot] = true;
+  }
+  struct Unreserve {
+    Impl& im;
+    uint32_t slot;
+    ~Unreserve() {
+      std::lock_guard lk(im.mu);
+      im.reserved[slot] = false;
+    }
+  } unreserve{im, slot};
+  if (!ready)
+    if (auto r = im.install(slot, bytes, out.ring, out.lost); !r) return r.error();
+  out.slot = slot;
   auto* skel = im.skel.get();
   // Counters start from zero for every session of the slot.
   int ncpu = libbpf_num_possible_cpus();
   if (ncpu > 0) {
     std::vector<cb_counters> zero(static_cast<size_t>(ncpu));
     bpf_map_update_elem(bpf_map__fd(skel->maps.counters), &slot, zero.data(), BPF_ANY);
-  }
-  int rfd = out.ring.get(), lfd = out.lost.get();
-  if (bpf_map_update_elem(bpf_map__fd(skel->maps.rings), &slot, &rfd, BPF_ANY) != 0)
-    return Error::from_errno("cannot hand the ring buffer to the programs");
-  if (bpf_map_update_elem(bpf_map__fd(skel->maps.losts), &slot, &lfd, BPF_ANY) != 0) {
-    bpf_map_delete_elem(bpf_map__fd(skel->maps.rings), &slot);
-    return Error::from_errno("cannot hand the loss counters to the programs");
   }
   uint32_t gen = im.last_gen[slot] % 0xffff + 1;
   cb_slot cfg{};
@@ -333,6 +406,7 @@ Result<EbpfSlot> EbpfPrograms::add_slot(const PidNamespace& reader_ns, uint64_t 
     bpf_map_delete_elem(bpf_map__fd(skel->maps.losts), &slot);
     return Error::from_errno("cannot open a tracer slot");
   }
+  std::lock_guard lk(im.mu);
   im.gen[slot] = im.last_gen[slot] = gen;
   return out;
 }
@@ -359,12 +433,13 @@ void EbpfPrograms::remove_slot(uint32_t slot) {
   if (slot >= CB_SLOTS || !im.gen[slot]) return;
   auto* skel = im.skel.get();
   // The generation first: from here on nothing more is recorded for it.
+  // Its maps stay in the outer maps, written no more, until new ones take
+  // their place (install): taking them out would wait for a grace period.
   cb_slot cfg{};
   bpf_map_update_elem(bpf_map__fd(skel->maps.slots), &slot, &cfg, BPF_ANY);
-  bpf_map_delete_elem(bpf_map__fd(skel->maps.rings), &slot);
-  bpf_map_delete_elem(bpf_map__fd(skel->maps.losts), &slot);
   im.sweep(skel->maps.tracked, sizeof(uint32_t), slot);
   im.sweep(skel->maps.seeds, sizeof(int32_t), slot);
+  std::lock_guard lk(im.mu);
   im.gen[slot] = 0;
 }
 
@@ -433,6 +508,8 @@ Result<EbpfSlot> EbpfPrograms::add_slot(const PidNamespace&, uint64_t, uint32_t)
 Result<Ok> EbpfPrograms::track(uint32_t, pid_t) { return Error{ENOTSUP, "no eBPF support"}; }
 void EbpfPrograms::remove_slot(uint32_t) {}
 size_t EbpfPrograms::live_slots() const { return 0; }
+bool EbpfPrograms::prepare_slot() { return false; }
+size_t EbpfPrograms::prepared_slots() const { return 0; }
 bool EbpfPrograms::is_tracked(pid_t) const { return false; }
 EbpfCounters EbpfPrograms::counters(uint32_t) const { return {}; }
 std::vector<uint32_t> EbpfPrograms::program_ids() const { return {}; }

@@ -11,7 +11,8 @@
 //   ... the reader maps s->ring and s->lost (trace/ring_reader.h)
 //   p->remove_slot(s->slot);                      // its processes are let go
 //
-// Threading: one thread owns an EbpfPrograms.  Destruction detaches every
+// Threading: one thread owns an EbpfPrograms; another may prepare_slot()
+// beside it.  Destruction detaches every
 // program and frees the maps (a reader's mapping keeps its ring alive).
 #pragma once
 
@@ -92,10 +93,20 @@ class EbpfPrograms {
   // only learns which process that number means at the process's next fork
   // or exec, which for a session's init (it forks the command) is in time.
   Result<Ok> track(uint32_t slot, pid_t pid);
-  // Stops recording for the slot at once, lets go of its processes and
-  // drops the programs' references to its maps.
+  // Stops recording for the slot at once and lets go of its processes; its
+  // maps are written no more and replaced when the slot is taken again.
   void remove_slot(uint32_t slot);
   size_t live_slots() const;
+  // Handing a map to the programs waits for an RCU grace period (10-30 ms
+  // here): a resident loader prepares free slots of the configured size
+  // ahead, on a thread of its own (prepare_slot is safe beside the other
+  // calls, which stay on one thread), fresh maps already in place, so that
+  // add_slot on one waits for nothing.  No process is followed in a
+  // prepared slot, so its ring stays empty until a session has it; a freed
+  // slot's old maps are never handed out again.  False when no free slot
+  // is left or the maps cannot be made.
+  bool prepare_slot();
+  size_t prepared_slots() const;
   // Whether process `pid` (of the loader's namespace) is followed in some
   // slot now.
   bool is_tracked(pid_t pid) const;

@@ -11,9 +11,12 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <condition_variable>
 #include <cstring>
 #include <map>
+#include <mutex>
 #include <optional>
+#include <thread>
 
 #include "base/fd.h"
 #include "trace/core_btf.h"
@@ -165,6 +168,7 @@ class Server {
     if (it == clients_.end()) return;
     if (it->second.slot) {
       progs_.remove_slot(*it->second.slot);
+      preparer_.wake(true);
       log_ << "cottonbox tracer: slot " << *it->second.slot << " (uid " << it->second.peer.uid << ") ended; "
            << progs_.live_slots() << " live\n";
     }
@@ -253,12 +257,58 @@ class Server {
     r.service_pid = static_cast<uint32_t>(getpid());
     int out[2] = {slot->ring.get(), slot->lost.get()};
     reply(fd, r, out, 2);
+    preparer_.wake(false);
     log_ << "cottonbox tracer: slot " << slot->slot << " for pid " << who->pid << " (uid " << cl.peer.uid << "); "
          << progs_.live_slots() << " live\n";
     // The maps live on in the programs' outer maps and the session's fds.
   }
 
+  // Makes slots ready ahead on a thread of its own, so that a session
+  // registering waits for no grace period (EbpfPrograms::prepare_slot);
+  // requests are answered meanwhile.
+  class Preparer {
+   public:
+    explicit Preparer(EbpfPrograms& progs) : progs_(progs), thread_([this] { loop(); }) {}
+    ~Preparer() {
+      {
+        std::lock_guard lk(mu_);
+        stop_ = true;
+      }
+      cv_.notify_one();
+      thread_.join();
+    }
+    // A slot was taken (or freed: then preparing may succeed again).
+    void wake(bool freed) {
+      {
+        std::lock_guard lk(mu_);
+        if (freed) able_ = true;
+      }
+      cv_.notify_one();
+    }
+
+   private:
+    // Enough for a burst of sessions; each holds a ring of the configured size.
+    static constexpr size_t kReady = 2;
+    void loop() {
+      std::unique_lock lk(mu_);
+      for (;;) {
+        cv_.wait(lk, [&] { return stop_ || (able_ && progs_.prepared_slots() < kReady); });
+        if (stop_) return;
+        lk.unlock();
+        bool ok = progs_.prepare_slot();
+        lk.lock();
+        if (!ok) able_ = false;  // no free slot, or no memory: until one is freed
+      }
+    }
+    EbpfPrograms& progs_;
+    std::mutex mu_;
+    std::condition_variable cv_;
+    bool stop_ = false, able_ = true;
+    std::thread thread_;
+  };
+
   EbpfPrograms progs_;
+  Preparer preparer_{progs_};
   UniqueFd listener_;
   const ServeOptions& o_;
   std::ostream& log_;
