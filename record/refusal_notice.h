@@ -19,6 +19,10 @@ std::string refusal_notice(const EventRow& row);
 class RefusalNotices : public Sink {
  public:
   explicit RefusalNotices(std::FILE* out) : out_(out) {}
+  // Said as the call is refused, so that it comes before the refused
+  // program's own error; rows refused elsewhere (by a kernel layer, seen
+  // by the tracer) are said as they are recorded.
+  void refusing(const EventRow& row) override { event(row); }
   void event(const EventRow& row) override;
 
  private:

@@ -22,6 +22,9 @@ class Sink {
   virtual void approval(const ApprovalRow& a) { (void)a; }
   virtual void lookup(const LookupRow& l) { (void)l; }
   virtual void degraded(const std::string& reason) { (void)reason; }
+  // A refusal before the kernel is told of it (the row then follows through
+  // event()): what the user must read before the refused program speaks.
+  virtual void refusing(const EventRow& row) { (void)row; }
   // The tracer's running total of records it had no room for.
   virtual void events_lost(uint64_t total) { (void)total; }
 };

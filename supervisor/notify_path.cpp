@@ -378,8 +378,9 @@ void NotifyPath::finish(const Call& call, Classified& c, EventRow& row, bool all
       opts_.observe ? (row.verdict.decision == Decision::Allow || row.verdict.decision == Decision::Log) : allow;
   if (!allow) {
     ++outcome_.denials;
-    listener_.respond_error(call.id, c.deny_errno);
     row.result_errno = c.deny_errno;
+    rec_.refusing(row);
+    listener_.respond_error(call.id, c.deny_errno);
     rec_.emit(row);
     return;
   }

@@ -32,6 +32,9 @@ class Recorder {
     for (size_t i = 1; i < sinks_.size(); ++i) sinks_[i]->event(static_cast<const EventRow&>(row));
     sinks_[0]->event(std::move(row));
   }
+  void refusing(const EventRow& row) {
+    for (auto* s : sinks_) s->refusing(row);
+  }
   void process(const ProcessRow& r) {
     for (auto* s : sinks_) s->process(r);
   }

@@ -860,6 +860,22 @@ TEST_F(Session, BenignWorkOutsideRunsAsItWouldNatively) {
   expect_intact();
 }
 
+TEST_F(Session, TheRefusalIsSaidBeforeTheRefusedProgramBlamesTheKernel) {
+  // Without -q: the first refusal by a rule is named on the terminal, and
+  // it comes first, whatever the scheduler does with the two writers.
+  for (int i = 0; i < 5; ++i) {
+    Outcome r =
+        cottonbox({"run", "--policy", policy_, "--db", db_, "--ask", "deny", "--", "/bin/rm", p_ + "/keep.txt"});
+    EXPECT_NE(r.status, 0);
+    size_t ours = r.err.find("cottonbox: refused file.delete");
+    size_t rms = r.err.find("rm: cannot remove");
+    ASSERT_NE(ours, std::string::npos) << r.err;
+    ASSERT_NE(rms, std::string::npos) << r.err;
+    EXPECT_LT(ours, rms) << r.err;
+  }
+  expect_intact();
+}
+
 TEST_F(Session, ObserveBlocksNothingAndRecordsWhatItWouldHaveDenied) {
   Outcome r = supervised("rm $P/keep.txt", {"--observe"});
   EXPECT_EQ(r.status, 0) << r.err;

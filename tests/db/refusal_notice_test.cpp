@@ -54,6 +54,8 @@ TEST(RefusalNotice, SaysItOncePerRule) {
   ASSERT_TRUE(out);
   {
     RefusalNotices n(out);
+    // Said as the call is refused, and not again as the row is recorded.
+    n.refusing(refused(Action::FileDelete, "/p/a", "protect", false));
     n.event(refused(Action::FileDelete, "/p/a", "protect", false));
     n.event(refused(Action::FileDelete, "/p/b", "protect", false));
     n.event(refused(Action::SysMount, "/db", "cottonbox:layers", true, "it would uncover (no rule can allow that)"));
