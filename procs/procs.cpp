@@ -127,6 +127,14 @@ ImageKey read_image_key(pid_t pid) {
   return k;
 }
 
+bool leader_exited(pid_t pid) {
+  std::string stat_text = read_proc_file(pid, "stat", 1024);
+  size_t r = stat_text.rfind(')');
+  if (r == std::string::npos || r + 2 >= stat_text.size()) return true;  // gone
+  char state = stat_text[r + 2];
+  return state == 'Z' || state == 'X';
+}
+
 ImageKey ProcessTable::identify(ProcessInfo& info, pid_t tgid) {
   info.names.clear();
   info.identity = {};
@@ -201,6 +209,12 @@ ProcessEntry* ProcessTable::create(pid_t tgid) {
 }
 
 void ProcessTable::refresh(ProcessEntry& e, pid_t tgid) {
+  if (leader_exited(tgid)) {
+    // Nothing of it runs any more: what is read now would be recorded as
+    // an exec of nothing, over the image it had.
+    e.exec_pending = false;
+    return;
+  }
   ImageKey key;
   auto info = read_info(tgid, &key);
   if (!info) return;

@@ -43,6 +43,9 @@ struct ImageKey {
   bool operator==(const ImageKey&) const = default;
 };
 ImageKey read_image_key(pid_t pid);
+// Whether the process's leader has exited (a zombie, or being reaped): its
+// image can no longer be read, which is no sign of an exec.
+bool leader_exited(pid_t pid);
 
 struct ProcessEntry {
   std::shared_ptr<const ProcessInfo> info;

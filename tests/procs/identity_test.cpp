@@ -348,6 +348,29 @@ TEST_F(ProcIdentity, AnExecNotYetReportedEndsTheIdentity) {
   EXPECT_NE(e->info->exe.find("tail"), std::string::npos);
 }
 
+TEST_F(ProcIdentity, AnEndedProcessIsNoExecOfNothing) {
+  // The image of a process that has exited (not yet reaped) can no longer
+  // be read: the look that finds it so records no exec over what it ran.
+  pid_t p = spawn("/usr/bin/sleep", {"sleep", "0.2"});
+  ASSERT_GT(p, 0);
+  ASSERT_TRUE(running(p, "sleep"));
+  ProcessTable t(getpid());
+  t.identities = &ids_;
+  int execs = 0;
+  t.on_exec = [&](const ProcessEntry&) { ++execs; };
+  ProcessEntry* e = t.by_tgid(p);
+  ASSERT_TRUE(e);
+  ASSERT_EQ(e->info->names, std::vector<std::string>{"sleep"});
+  for (int i = 0; i < 200 && !leader_exited(p); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  ASSERT_TRUE(leader_exited(p));
+  t.mark_exec(p);
+  e = t.by_tgid(p);
+  ASSERT_TRUE(e);
+  EXPECT_EQ(execs, 0);
+  EXPECT_EQ(e->info->exe, "/usr/bin/sleep");
+  EXPECT_EQ(e->info->argv, (std::vector<std::string>{"sleep", "0.2"}));
+}
+
 TEST_F(ProcIdentity, AncestorsAreIdentitiesNotCommandNames) {
   // A shell called git (by a link) starts sleep: its ancestor is nobody.
   std::string link = dir_ + "/git";
