@@ -153,6 +153,11 @@ void cloexec_own_fds() {
   syscall(SYS_close_range, lo, ~0U, CLOSE_RANGE_CLOEXEC);
 }
 
+bool write_file(const std::string& path, const std::string& text) {
+  UniqueFd fd(open(path.c_str(), O_WRONLY | O_CLOEXEC));
+  return fd && write(fd.get(), text.data(), text.size()) == static_cast<ssize_t>(text.size());
+}
+
 void drop_capabilities() {
   prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
   for (int c = 0; c <= CAP_LAST_CAP; ++c) prctl(PR_CAPBSET_DROP, c, 0, 0, 0);
@@ -185,9 +190,50 @@ int apply_landlock(int abi) {
   return rc;
 }
 
+// Root's command in a user namespace of its own, every id mapped to
+// itself, with a mount namespace made in it: copies of mounts made for a
+// less privileged user namespace are locked by the kernel (MNT_LOCKED,
+// MNT_LOCK_READONLY), so root there may mount over them or beside them but
+// not unmount, move or remount them.  A process inside the new namespace
+// may not write its own full map: a child made before the unshare, still
+// root outside, writes it.  Returns 0 or an errno.
+int enter_locked_mounts() {
+  int go[2];
+  if (pipe2(go, O_CLOEXEC)) return errno;
+  pid_t self = static_cast<pid_t>(syscall(SYS_getpid));
+  pid_t writer = fork();
+  if (writer == 0) {
+    close(go[1]);
+    char c;
+    if (read(go[0], &c, 1) != 1) _exit(ECANCELED);  // the unshare failed
+    std::string base = "/proc/" + std::to_string(self);
+    const char* all = "0 0 4294967295\n";
+    if (!write_file(base + "/uid_map", all) || !write_file(base + "/gid_map", all)) _exit(errno ? errno : EIO);
+    _exit(0);
+  }
+  close(go[0]);
+  int err = writer < 0 ? errno : 0;
+  if (!err && unshare(CLONE_NEWUSER | CLONE_NEWNS)) err = errno;
+  if (!err && write(go[1], "g", 1) != 1) err = errno;
+  close(go[1]);
+  if (writer > 0) {
+    int st = 0;
+    if (waitpid(writer, &st, 0) != writer || !WIFEXITED(st))
+      err = err ? err : EIO;
+    else if (!err && WEXITSTATUS(st))
+      err = WEXITSTATUS(st);
+  }
+  return err;
+}
+
 [[noreturn]] void command_main(const LaunchSpec& spec, char* const* argv, int ctl) {
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   restore_signals();
+  if (spec.locked_mounts)
+    if (int e = enter_locked_mounts()) {
+      send_msg(ctl, CtlType::ExecFailed, e, 1);
+      _exit(125);
+    }
   if (spec.drop_caps) drop_capabilities();
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)) {
     send_msg(ctl, CtlType::ExecFailed, errno, 1);
@@ -324,14 +370,18 @@ void kill_session(bool pidns) {
   }
 }
 
-bool write_file(const std::string& path, const std::string& text) {
-  UniqueFd fd(open(path.c_str(), O_WRONLY | O_CLOEXEC));
-  return fd && write(fd.get(), text.data(), text.size()) == static_cast<ssize_t>(text.size());
-}
-
 }  // namespace
 
 int g_reserved_ctl_fd = -1;
+
+int try_locked_mounts() {
+  pid_t child = fork();
+  if (child == 0) _exit(enter_locked_mounts());
+  if (child < 0) return errno;
+  int st = 0;
+  if (waitpid(child, &st, 0) != child || !WIFEXITED(st)) return EIO;
+  return WEXITSTATUS(st);
+}
 
 void record_inherited_fds() {
   g_inherited_count = 0;

@@ -41,6 +41,10 @@ struct LaunchSpec {
   int landlock_abi = 0;  // 0: no Landlock
   FilterProgram filter;
   bool drop_caps = false;  // userns: the command must not keep init's capabilities
+  // Root's command enters a user namespace and a mount namespace of its own
+  // (ids mapped to themselves) before it runs: the mounts it gets are copies
+  // the kernel locks (PlanInput::locked_mounts).
+  bool locked_mounts = false;
   // The filter notifies, and its listener goes to the supervisor.  False
   // where none can be had (host/nesting.h): the filter only refuses.
   bool listener = true;
@@ -70,6 +74,10 @@ struct Launched {
 // With the control channel below them, init sees the hang-up first and
 // ends the session at once.
 void record_inherited_fds();
+// Whether a command could enter a user namespace of its own with every id
+// mapped to itself (LaunchSpec::locked_mounts): tried in a child, since an
+// enclosing sandbox or session may refuse it.  0, or the errno.
+int try_locked_mounts();
 // The files, directories and block devices among the descriptors the
 // command inherits (stdin/out/err included): see host/inherited.h.
 std::vector<InheritedFile> inherited_files();

@@ -468,7 +468,8 @@ Plan make_plan(const Policy& p, const PlanInput& in, const HostFacts& host) {
   }
   if (!in.listener) {
     // Nothing is notified: the mounts above, and refusals in the filter.
-    KernelOnlyFilter k = in.observe ? KernelOnlyFilter{} : kernel_only_filter(p, in.root && in.mount_layer);
+    KernelOnlyFilter k =
+        in.observe ? KernelOnlyFilter{} : kernel_only_filter(p, in.root && in.mount_layer && !in.locked_mounts);
     FilterSpec g;
     g.notify = false;
     g.io_uring_allowed = f.io_uring_allowed;
@@ -476,6 +477,11 @@ Plan make_plan(const Policy& p, const PlanInput& in, const HostFacts& host) {
     f = std::move(g);
     plan.kernel_carried = 0;
     for (auto& n : k.notes) plan.notes.push_back(std::move(n));
+    if (in.root && in.mount_layer && in.locked_mounts)
+      plan.notes.push_back(
+          "the command runs as root in a user namespace of its own (ids mapped to themselves): the read-only "
+          "trees are locked there, so that it may mount but not unmount, move or make them writable, and it has "
+          "no capability over the host's namespaces");
     if (!in.observe)
       if (std::string w = kernel_only_unenforced(p, plan.layers, k.fixed); !w.empty()) plan.weakened.push_back(w);
     // Where each rule lands now, for `check`.

@@ -60,6 +60,11 @@ struct PlanInput {
   // supervisor: host/nesting.h) nothing is decided as it happens, and the
   // policy is enforced by kernel layers alone (plan/kernel_only.h).
   bool listener = true;
+  // A root command without a supervisor runs in a user namespace of its own
+  // (ids mapped to themselves): its copies of the read-only trees are
+  // locked, so that it may mount (a sandbox inside) but not undo them.
+  // Without it such a session refuses every mount call in its filter.
+  bool locked_mounts = false;
   // Files the session sees in place of the host's: (path, the file bound
   // read-only over it).  The session's resolv.conf, which names the
   // session's resolver; an empty file over a host resolver cache's socket

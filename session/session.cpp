@@ -377,6 +377,10 @@ int run_session(const RunOptions& o) {
   pin.keep = !keep_dir.empty();
   pin.inherited = inherited_files();
   pin.listener = !kernel_only;
+  // Root inside another session: without a supervisor of its own nothing
+  // could judge a mount's path, so its command gets locked copies of the
+  // read-only trees; where that cannot be had, every mount is refused.
+  if (root && kernel_only && o.layers.notify && !o.observe) pin.locked_mounts = try_locked_mounts() == 0;
   int abi = fake_missing("landlock") || !o.layers.landlock ? 0 : landlock_abi();
   char cwd[PATH_MAX];
   std::string cwd_s = getcwd(cwd, sizeof cwd) ? cwd : "";
@@ -403,6 +407,7 @@ int run_session(const RunOptions& o) {
     spec.new_pidns = pidns && (mount_layer || root);
     spec.new_userns = mount_layer && !root;
     spec.drop_caps = spec.new_userns;
+    spec.locked_mounts = mount_layer && pin.locked_mounts;
     spec.mounts = mount_layer ? plan.mounts : std::vector<MountOp>{};
     spec.landlock_abi = abi;
     spec.filter = std::move(*filter);

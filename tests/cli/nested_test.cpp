@@ -351,6 +351,36 @@ TEST_P(Nested, TheInnerTrailIsHiddenFromTheInnerSessionWhereItHasMounts) {
   EXPECT_FALSE(has(o.out, "write=0")) << o.out;
 }
 
+TEST_P(Nested, ASandboxRunsInsideTheInnerSessionAndCannotUndoItsTrees) {
+  // As root the inner session's command is root in a user namespace of its
+  // own: it may mount (bwrap makes its namespaces and mounts), and its
+  // copies of the read-only trees are locked.  As a plain user its mounts
+  // are in a user namespace already.
+  const bool bwrap = access("/usr/bin/bwrap", X_OK) == 0;
+  if (!bwrap) std::cerr << "bwrap is not installed: only the mount calls are tried\n";
+  std::string script =
+      "umount prot; echo umount=$?; umount -l prot; echo lazy=$?; mount -o remount,bind,rw prot; echo remount=$?; "
+      "mount --move prot /mnt; echo move=$?; mkdir -p ../b && mount --bind . ../b; echo bind=$?; "
+      "unshare -Urm sh -c 'umount prot; rm -f prot/keep.txt'; echo userns-rm=$?; "
+      "rm -f prot/keep.txt; echo rm=$?";
+  if (bwrap)
+    script +=
+        "; bwrap --dev-bind / / --proc /proc --unshare-pid --die-with-parent sh -c "
+        "'echo in-bwrap; rm -f prot/keep.txt; echo bwrap-rm=$?'";
+  Outcome o = nested({"--policy", outer_policy_}, {"--policy", inner_policy_}, script);
+  auto inner = sessions(nested_db_);
+  ASSERT_EQ(inner.size(), 1u) << o.err;
+  if (has(degraded(inner[0]), "no private mount namespace"))
+    GTEST_SKIP() << "no mount namespace for the inner session here: " << degraded(inner[0]);
+  EXPECT_EQ(slurp(work_ + "/prot/keep.txt"), "keep me\n") << o.out << o.err;
+  for (const char* step : {"umount=0", "lazy=0", "remount=0", "move=0", "bind=0", "userns-rm=0", "rm=0"})
+    EXPECT_FALSE(has(o.out, step)) << step << "\n" << o.out << o.err;
+  if (bwrap) {
+    EXPECT_TRUE(has(o.out, "in-bwrap")) << "bwrap runs in the inner session: " << o.out << o.err;
+    EXPECT_TRUE(has(o.out, "bwrap-rm=1")) << o.out << o.err;
+  }
+}
+
 TEST_P(Nested, DoctorInsideASessionSaysWhichLayersItHasAndWhy) {
   Outcome o = run({kCottonbox, "run", "-q", "--ask", "deny", "--", kCottonbox, "doctor", "--json"});
   ASSERT_EQ(o.status, 0) << o.err;

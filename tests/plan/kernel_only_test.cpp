@@ -253,6 +253,17 @@ TEST(KernelOnly, ARootSessionWithMountsRefusesEveryMountCall) {
   in.root = true;
   in.mount_layer = false;
   EXPECT_FALSE(refused(make_plan(p, in, h), SYS_umount2));
+  // In a user namespace of its own the copies of its trees are locked: the
+  // policy's word stands, and `check` says why.
+  in.mount_layer = true;
+  in.locked_mounts = true;
+  Plan locked = make_plan(p, in, h);
+  EXPECT_FALSE(refused(locked, SYS_umount2));
+  EXPECT_FALSE(refused(locked, SYS_mount));
+  bool said = std::any_of(locked.notes.begin(), locked.notes.end(), [](const std::string& n) {
+    return n.find("user namespace of its own") != std::string::npos;
+  });
+  EXPECT_TRUE(said);
 }
 
 // The guard refuses raw and packet sockets, not sockets: a unix or TCP
