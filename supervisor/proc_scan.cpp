@@ -60,7 +60,7 @@ void ProcScan::scan() {
       // (create_elf_tables comes last): a look inside that window saw the
       // new image with no command line, so look again once it has one.
       bool unfinished = e->info->argv.empty() && !read_proc_file(pid, "cmdline", 16).empty();
-      if (unfinished || (read_image_key(pid) != e->image && !leader_exited(pid))) {
+      if (unfinished || read_image_key(pid) != e->image) {
         procs_.mark_exec(pid);
         procs_.by_tgid(pid);  // reads the new image and records the exec
       }
