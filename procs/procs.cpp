@@ -127,12 +127,23 @@ ImageKey read_image_key(pid_t pid) {
   return k;
 }
 
-bool leader_exited(pid_t pid) {
-  std::string stat_text = read_proc_file(pid, "stat", 1024);
+bool leader_exited(pid_t pid) { return stat_says_exited(read_proc_file(pid, "stat", 1024)); }
+
+bool stat_says_exited(const std::string& stat_text) {
   size_t r = stat_text.rfind(')');
   if (r == std::string::npos || r + 2 >= stat_text.size()) return true;  // gone
   char state = stat_text[r + 2];
-  return state == 'Z' || state == 'X';
+  if (state == 'Z' || state == 'X') return true;
+  // A leader in do_exit gives up its memory (and with it the image) well
+  // before it turns zombie: PF_EXITING, set first, covers that stretch.
+  constexpr unsigned long kPfExiting = 0x4;
+  const char* c = stat_text.c_str() + r + 2;  // field 3, the state
+  for (int field = 3; field < 9 && *c; ++field) {
+    c = strchr(c, ' ');
+    if (!c) return false;
+    ++c;
+  }
+  return (strtoul(c, nullptr, 10) & kPfExiting) != 0;
 }
 
 ImageKey ProcessTable::identify(ProcessInfo& info, pid_t tgid) {
@@ -218,6 +229,11 @@ void ProcessTable::refresh(ProcessEntry& e, pid_t tgid) {
   ImageKey key;
   auto info = read_info(tgid, &key);
   if (!info) return;
+  // It may have begun to exit after the first look.
+  if (info->exe.empty() && leader_exited(tgid)) {
+    e.exec_pending = false;
+    return;
+  }
   e.image = key;
   info->proc_id = e.info->proc_id;
   info->ancestors = e.info->ancestors;  // exec keeps the parent

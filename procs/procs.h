@@ -43,9 +43,12 @@ struct ImageKey {
   bool operator==(const ImageKey&) const = default;
 };
 ImageKey read_image_key(pid_t pid);
-// Whether the process's leader has exited (a zombie, or being reaped): its
-// image can no longer be read, which is no sign of an exec.
+// Whether the process's leader has exited or is exiting (a zombie, being
+// reaped, or in do_exit): its image can no longer be read, which is no sign
+// of an exec.
 bool leader_exited(pid_t pid);
+// The same, from the text of /proc/PID/stat.
+bool stat_says_exited(const std::string& stat_text);
 
 struct ProcessEntry {
   std::shared_ptr<const ProcessInfo> info;

@@ -12,8 +12,10 @@
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
+#include <sstream>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "base/paths.h"
 #include "procs/code.h"
@@ -369,6 +371,35 @@ TEST_F(ProcIdentity, AnEndedProcessIsNoExecOfNothing) {
   EXPECT_EQ(execs, 0);
   EXPECT_EQ(e->info->exe, "/usr/bin/sleep");
   EXPECT_EQ(e->info->argv, (std::vector<std::string>{"sleep", "0.2"}));
+}
+
+TEST(LeaderExited, AProcessInDoExitHasEndedThoughItIsNotYetAZombie) {
+  // Between giving up its memory and turning zombie, an exiting process is
+  // still 'R' or 'S' in /proc/PID/stat; only its flags (PF_EXITING) say so.
+  std::string self = read_proc_file(getpid(), "stat", 1024);
+  ASSERT_FALSE(self.empty());
+  EXPECT_FALSE(stat_says_exited(self));
+  size_t r = self.rfind(')');
+  std::vector<std::string> fields;  // from the state on
+  std::istringstream in(self.substr(r + 2));
+  for (std::string f; in >> f;) fields.push_back(f);
+  ASSERT_GT(fields.size(), 7u);
+  auto with = [&](const std::string& comm, char state, unsigned long flags) {
+    std::vector<std::string> f = fields;
+    f[0] = std::string(1, state);
+    f[6] = std::to_string(flags);  // field 9
+    std::string out = std::to_string(getpid()) + " (" + comm + ")";
+    for (const auto& x : f) out += " " + x;
+    return out;
+  };
+  unsigned long flags = std::stoul(fields[6]);
+  EXPECT_FALSE(stat_says_exited(with("sh", 'S', flags & ~0x4ul)));
+  EXPECT_TRUE(stat_says_exited(with("sh", 'R', flags | 0x4ul)));
+  EXPECT_TRUE(stat_says_exited(with("sh", 'S', flags | 0x4ul)));
+  EXPECT_TRUE(stat_says_exited(with("sh", 'Z', flags & ~0x4ul)));
+  // A command name that looks like the fields after it.
+  EXPECT_FALSE(stat_says_exited(with("x) Z 1 1 1 0 -1 4 (", 'S', flags & ~0x4ul)));
+  EXPECT_TRUE(stat_says_exited(""));  // gone
 }
 
 TEST_F(ProcIdentity, AncestorsAreIdentitiesNotCommandNames) {
