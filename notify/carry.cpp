@@ -10,6 +10,7 @@
 
 #include "base/fd.h"
 #include "base/paths.h"
+#include "notify/kernel_files.h"
 #include "notify/resolve.h"
 #include "syscalls/table.h"
 
@@ -87,7 +88,9 @@ std::optional<bool> writable_below(int base, std::string_view dir_rel) {
   }
   struct statfs sf;
   if (fstatfs(dir, &sf) != 0) return std::nullopt;
-  return !(sf.f_flags & ST_RDONLY);
+  // A file there is a setting of the kernel's (notify/kernel_files.h),
+  // judged the long way whatever the mount says.
+  return !(sf.f_flags & ST_RDONLY) && !kernel_fs(sf.f_type);
 }
 
 // The final name is not a symlink the kernel would follow (out of the

@@ -11,10 +11,16 @@
 #include <algorithm>
 #include <climits>
 #include <cstdlib>
+#include <string>
 
+#include "base/paths.h"
+#include "host/mountinfo.h"
 #include "notify/fixed_args.h"
 #include "notify/handlers.h"
+#include "notify/kernel_files.h"
 #include "notify/listener.h"
+#include "procs/creds.h"
+#include "procs/mount_map.h"
 #include "syscalls/compat.h"
 
 namespace cb::handlers {
@@ -23,6 +29,50 @@ namespace {
 bool on_procfs_fd(int fd) {
   struct statfs sf;
   return fstatfs(fd, &sf) == 0 && sf.f_type == PROC_SUPER_MAGIC;
+}
+
+// What writing the resolved (existing) file would change of the kernel's:
+// judged on the file system the object is on, wherever it is mounted.
+KernelFile kernel_target(const Resolved& r, PathContext& ctx) {
+  UniqueFd own;
+  int fd = r.object ? r.object.get() : r.parent.get();
+  if (!r.object) {
+    // The file may be a mount point of its own (bound onto its name).
+    struct stat dir;
+    if (fstat(fd, &dir) != 0) return {KernelFile::Setting, nullptr};
+    if (dir.st_dev != r.st.st_dev) {
+      own.reset(openat(fd, r.name.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
+      if (!own) return {KernelFile::Setting, nullptr};
+      fd = own.get();
+    }
+  }
+  struct statfs sf;
+  if (fstatfs(fd, &sf) != 0) return {KernelFile::Setting, nullptr};
+  if (!kernel_fs(sf.f_type)) return {};
+  if (sf.f_type != PROC_SUPER_MAGIC) return kernel_file(sf.f_type, "");
+  // Where in its procfs: a process's own directory or the machine's.
+  if (!own && !r.object) {
+    own.reset(openat(fd, r.name.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
+    if (!own) return {KernelFile::Setting, nullptr};
+  }
+  int file = own ? own.get() : fd;
+  MountMap* mounts = ctx.mounts();
+  auto m = mounts ? mounts->mount_of(file, ctx.tid()) : Result<MountEntry>(Error{EPERM, "no mount map"});
+  if (!m) return {KernelFile::Setting, nullptr};
+  auto in_fs = fs_path_of(*m, fd_path(file));
+  if (!in_fs) return {KernelFile::Setting, nullptr};
+  return kernel_file(sf.f_type, *in_fs);
+}
+
+// Whether the thread is in a namespace of the kind `ns` other than the
+// supervisor's (the host's).
+bool own_namespace(pid_t tid, const char* ns) {
+  Privileged priv;
+  struct stat mine, theirs;
+  std::string p = "/proc/" + std::to_string(tid) + "/ns/" + ns;
+  std::string s = std::string("/proc/self/ns/") + ns;
+  return stat(p.c_str(), &theirs) == 0 && stat(s.c_str(), &mine) == 0 &&
+         (theirs.st_ino != mine.st_ino || theirs.st_dev != mine.st_dev);
 }
 
 Classified open_path(const Call& call, PathContext& ctx, const ClassifyEnv& env, int dirfd, uint64_t pathp_arg,
@@ -91,6 +141,25 @@ Classified open_path(const Call& call, PathContext& ctx, const ClassifyEnv& env,
         r->parent && on_procfs_fd(r->parent.get()))
       c.kernel_opens =
           unfixed_args(call.tid, {{call.args[pathp_arg], path->size() + 1}}, env.session_pids, dirfd).empty();
+    if (write) {
+      KernelFile k = kernel_target(*r, ctx);
+      if (k.kind == KernelFile::Namespaced && own_namespace(call.tid, k.ns)) {
+        // A setting of the caller's own namespace: the kernel picks the
+        // namespace of whoever opens it, so only the caller's open reaches it.
+        if (unfixed_args(call.tid, {{call.args[pathp_arg], path->size() + 1}}, env.session_pids, dirfd).empty()) {
+          c.kernel_opens = true;
+        } else {
+          Facet s = facet(Action::SysKernel, r->path);
+          s.breaks_layer =
+              "a setting of the caller's own namespace is reached only by its own open, and another thread can "
+              "change the name it gives";
+          c.facets.push_back(std::move(s));
+        }
+      } else if (k.kind != KernelFile::None) {
+        // The machine's setting, whatever mount shows it.
+        c.facets.push_back(facet(Action::SysKernel, r->path));
+      }
+    }
     std::vector<std::string> aliases = f.aliases;
     c.facets.push_back(std::move(f));
     if (trunc) {

@@ -30,6 +30,12 @@ namespace {
 
 constexpr uint64_t kPropagation = MS_SHARED | MS_PRIVATE | MS_SLAVE | MS_UNBINDABLE;
 
+// File systems of the kernel's whose files are its settings
+// (notify/kernel_files.h).
+bool kernel_settings(const std::string& type) {
+  return type == "proc" || type == "sysfs" || type == "cgroup" || type == "cgroup2";
+}
+
 // File systems a namespace gets for itself, holding nothing of the host's.
 bool own_file_system(const std::string& type) {
   static const std::set<std::string> kinds = {"tmpfs",  "ramfs",  "proc",    "sysfs",
@@ -115,6 +121,7 @@ Classified classify_mount(const Call& call, const Syscall& row, PathContext& ctx
   };
   std::string what, breaks;
   uint64_t flags = 0;
+  bool kernel_fs = false;
   switch (call.nr) {
     case SYS_mount: {
       flags = call.args[3];
@@ -148,6 +155,7 @@ Classified classify_mount(const Call& call, const Syscall& row, PathContext& ctx
         if (!type) return fail(type.error().err);
         if (!own_file_system(*type))
           breaks = "a file system of type '" + *type + "' can reach the host's files around the session's layers";
+        kernel_fs = kernel_settings(*type);
       }
       break;
     }
@@ -184,6 +192,7 @@ Classified classify_mount(const Call& call, const Syscall& row, PathContext& ctx
       what = *type;
       if (!own_file_system(*type))
         breaks = "a file system of type '" + *type + "' can reach the host's files around the session's layers";
+      kernel_fs = kernel_settings(*type);
       break;
     }
     case SYS_fspick: {
@@ -248,7 +257,9 @@ Classified classify_mount(const Call& call, const Syscall& row, PathContext& ctx
       return judged(Action::SysMount, std::string(row.name), 0, "");
   }
   if (breaks.empty()) breaks = unfixed_args(call.tid, read, env.session_pids);
-  return judged(Action::SysMount, what, flags, std::move(breaks));
+  Classified c = judged(Action::SysMount, what, flags, std::move(breaks));
+  c.kernel_fs_mount = kernel_fs;
+  return c;
 }
 
 }  // namespace cb::handlers

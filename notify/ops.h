@@ -126,6 +126,9 @@ struct Classified {
   // maps take only writers opened from that namespace or its parent, and
   // the call's arguments are fixed (notify/fixed_args.h).
   bool kernel_opens = false;
+  // A mount of one of the kernel's file systems (proc, sys, cgroup): for
+  // root, settings writable where the session's own are read-only.
+  bool kernel_fs_mount = false;
   bool io_uring = false;
   uint32_t keep = 0;  // facets (bit i: facets[i]) whose destroyed content the policy keeps for undo
 };

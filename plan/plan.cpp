@@ -397,7 +397,12 @@ Plan make_plan(const Policy& p, const PlanInput& in, const HostFacts& host) {
 
   FilterSpec& f = plan.filter;
   f.set(Gate::ReadOpens, notify & bit(Action::FileRead));
-  f.set(Gate::WriteOpens, notify & (bit(Action::FileWrite) | bit(Action::FileTruncate) | bit(Action::FileCreate)));
+  // For root the kernel's settings are files too, and a sandbox inside the
+  // session mounts a proc or a sys of its own, writable where the session's
+  // are not: every write open is judged by the file system it lands on
+  // (notify/kernel_files.h).
+  bool writes_notified = notify & (bit(Action::FileWrite) | bit(Action::FileTruncate) | bit(Action::FileCreate));
+  f.set(Gate::WriteOpens, in.root || writes_notified);
   f.set(Gate::Deletes, notify & bit(Action::FileDelete));
   // Renames are always judged: renaming an ancestor moves protected trees
   // (and the audit database) away, which no mount can prevent.
@@ -434,7 +439,8 @@ Plan make_plan(const Policy& p, const PlanInput& in, const HostFacts& host) {
   // Symlinks stay: a new one may repoint a name the short way remembers.
   // So do hard links where writes are judged: the supervisor learns each
   // new name of a file before anything can write through it.
-  bool writes_judged = f.has(Gate::WriteOpens) || f.has(Gate::Truncates) || f.has(Gate::Attrs);
+  // (Root's write opens of kernel settings are no file a link could name.)
+  bool writes_judged = writes_notified || f.has(Gate::Truncates) || f.has(Gate::Attrs);
   if (in.ebpf && !in.observe && plan.alias_of.empty() && !writes_judged &&
       short_way_allowed(plan.kernel_carried, CarryShape{CarryShape::Link, 0, 0, false}))
     f.set(Gate::HardLinks, false);

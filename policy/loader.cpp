@@ -1038,9 +1038,10 @@ class Loader {
                                  "tracing another process is denied because a tracer can make it do what the rules "
                                  "forbid; a rule must allow proc.trace"));
     p.rules.push_back(guard_rule("cottonbox:guard-kernel", Action::SysKernel,
-                                 "loading kernel modules or BPF programs, kexec, raw I/O ports and raw or packet "
-                                 "sockets are denied because they reach around every layer of the supervisor; a rule "
-                                 "must allow sys.kernel"));
+                                 "loading kernel modules or BPF programs, kexec, raw I/O ports, raw or packet "
+                                 "sockets and writing the kernel's settings (/proc/sys, /sys, cgroups, however "
+                                 "mounted) are denied because they reach around every layer of the supervisor; a "
+                                 "rule must allow sys.kernel"));
   }
 
   const LoadOptions& opts_;

@@ -705,6 +705,7 @@ int run_session(const RunOptions& o) {
   so.tracer = tracer ? &*tracer : nullptr;
   so.execs_notified = plan.filter.has(Gate::Execs);
   so.kernel_carried = plan.kernel_carried;
+  so.root = root;
   so.keeper = keeping.keeper.get();
   so.started_ns = ss.started_ns;
   Supervisor sup(std::move(so), std::move(*started), std::move(sinks));

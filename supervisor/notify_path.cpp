@@ -34,6 +34,10 @@ int severity(Decision d) {
   return 0;
 }
 
+bool may_write(uint64_t open_flags) {
+  return (open_flags & O_ACCMODE) != O_RDONLY || (open_flags & (O_TRUNC | O_CREAT));
+}
+
 bool traced(int nr) {
   const Syscall* row = find_syscall(nr);
   return row && row->traced;
@@ -281,6 +285,7 @@ bool NotifyPath::carried_by_kernel(const Call& call, ProcessEntry* pe) {
   if (opts_.observe || !opts_.mount_aliases.empty()) return false;
   CarryShape s = carry_shape(call.nr, call.args);
   if (!short_way_allowed(opts_.kernel_carried, s)) return false;
+  if (kernel_fs_mounted_ && s.check_final) return false;  // an open that may write an existing file
   // With the tracer, its record of the call (with the kernel's result) is
   // the row.  Without it the row is written here, from what the look saw,
   // like the long way's rows of calls the kernel carries out: for creates
@@ -368,6 +373,7 @@ void NotifyPath::note_link(const Classified& c) {
 // Carries out or refuses, answers, records.
 void NotifyPath::finish(const Call& call, Classified& c, EventRow& row, bool allow, ProcessEntry* pe,
                         const Creds& creds) {
+  if (allow && c.kernel_fs_mount && opts_.root) kernel_fs_mounted_ = true;
   if (allow && c.mounts_changed) {
     // Forgotten before the kernel runs it: mount ids may come to mean other
     // mounts, and a pivot_root or a new namespace moves roots and cwds.
@@ -486,6 +492,7 @@ void NotifyPath::foreign_abi_denied(const ProcessEntry& e, int64_t ts) {
 bool NotifyPath::kernel_carries(const Call& call, const Classified& c) const {
   if (c.kernel_opens && c.op.kind == OpKind::Open) return true;
   if (!opts_.kernel_carried || call.nr == __NR_open_by_handle_at) return false;
+  if (kernel_fs_mounted_ && c.op.kind == OpKind::Open && may_write(c.op.flags)) return false;
   if (c.keep && keep_.on()) return false;  // kept on the objects the supervisor acts on
   switch (c.op.kind) {
     case OpKind::Open:

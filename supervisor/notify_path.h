@@ -89,7 +89,11 @@ class NotifyPath {
   uint64_t name_gen_ = 0;       // bumped whenever a directory is renamed
   WritableDirs writable_dirs_;  // for creates the kernel may carry out (notify/carry.h)
   bool fs_shared_ = false;      // some process shares its fs_struct: no root/cwd caching
-  MountMap mounts_;             // names on other namespaces' mounts
+  // Root mounted a proc, sys or cgroup somewhere: a path the kernel resolves
+  // again may land on a kernel setting no mount refuses, so write opens are
+  // no longer the kernel's to carry out.
+  bool kernel_fs_mounted_ = false;
+  MountMap mounts_;  // names on other namespaces' mounts
   pid_t self_pid_ = getpid();
 };
 

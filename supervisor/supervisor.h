@@ -53,6 +53,9 @@ struct SupervisorOptions {
   EbpfTracer* tracer = nullptr;   // records what is not notified; null: seccomp only
   bool execs_notified = true;     // the supervisor records proc.exec itself
   ActionMask kernel_carried = 0;  // allowed file actions the kernel may run (Plan::kernel_carried)
+  // The command runs as root: a proc or sys it mounts in a namespace of its
+  // own has writable kernel settings, which no mount of the session covers.
+  bool root = false;
   std::vector<std::pair<std::string, std::string>> mount_aliases;  // (other name, protected tree), Plan::alias_of
   keep::Keeper* keeper = nullptr;  // keeps what allowed calls destroy (null: --no-keep, or none could open)
   int64_t started_ns = 0;          // the session's start: what was born since, the session made

@@ -157,5 +157,50 @@ if [ "$mode" = root ]; then
         fail "root: setns into the host's mount namespace succeeded"
 fi
 
+# ---- the kernel's settings through a sandbox's own proc, sys or cgroup:
+# the session's are read-only for root, a fresh mount of them is not, and
+# core_pattern has the kernel run a program as root outside every namespace.
+# Each attempt writes the value already there: were it let through, nothing
+# would change.
+if [ "$mode" = root ]; then
+    cur=$(cat /proc/sys/kernel/core_pattern)
+    if unshare -m --mount-proc sh -c "printf '%s\n' '$cur' > /proc/sys/kernel/core_pattern" 2>/dev/null; then
+        for attempt in "unshare -m --mount-proc" "unshare -Urpf --mount-proc" "unshare -m sh -c 'mount -t proc p $work/b &&"; do
+            case $attempt in
+                *"&&") cmd="$attempt printf '%s\n' '$cur' > $work/b/sys/kernel/core_pattern && echo wrote'" ;;
+                *) cmd="$attempt sh -c \"printf '%s\\n' '$cur' > /proc/sys/kernel/core_pattern && echo wrote\"" ;;
+            esac
+            before=$(denials | grep -c '"action":"sys.kernel"')
+            out=$(session sh -c "$cmd" 2>&1)
+            after=$(denials | grep -c '"action":"sys.kernel"')
+            if grep -q wrote <<<"$out"; then fail "root: core_pattern written through '$attempt'"
+            elif [ "$after" -le "$before" ]; then fail "root: no sys.kernel refusal recorded for '$attempt': $out"
+            else echo "ok   core_pattern refused through '$attempt'"; fi
+        done
+        has_denial '"path":"/proc/sys/kernel/core_pattern"' || fail "root: the refusal does not name core_pattern"
+    else
+        echo "skip core_pattern: root cannot write it from a mount namespace of its own on this host"
+    fi
+    if unshare -m sh -c "mount -t cgroup2 c $work/b && cat $work/b/cgroup.subtree_control > $work/b/cgroup.subtree_control" 2>/dev/null; then
+        out=$(session unshare -m sh -c "mount -t cgroup2 c $work/b && cat $work/b/cgroup.subtree_control > $work/b/cgroup.subtree_control && echo wrote" 2>&1)
+        grep -q wrote <<<"$out" && fail "root: a fresh cgroup2 mount was written: $out"
+        if has_denial '"action":"sys.kernel".*cgroup.subtree_control\|cgroup.subtree_control.*"action":"sys.kernel"'; then
+            echo "ok   a fresh cgroup2 mount's cgroup.subtree_control refused"
+        else
+            fail "root: no sys.kernel refusal recorded for cgroup.subtree_control"
+        fi
+    else
+        echo "skip cgroup2: root cannot mount and write it from a mount namespace of its own on this host"
+    fi
+    # A setting of the process's own network namespace is its own.
+    row "unshare -nm --mount-proc, net.ipv4.ip_forward of its own namespace" \
+        unshare -nm --mount-proc sh -c 'echo 1 > /proc/sys/net/ipv4/ip_forward && echo ok'
+fi
+# bwrap --disable-userns sets user.max_user_namespaces of the namespace it made
+# (srt asks for it where it has no helper): only bwrap's own open reaches it.
+if [ "$mode" = user ] && "${as[@]}" bwrap --unshare-user --disable-userns --dev-bind / / true 2>/dev/null; then
+    row "bwrap --unshare-user --disable-userns" bwrap --unshare-user --disable-userns --dev-bind / / --proc /proc sh -c 'echo ok'
+fi
+
 echo "layers ($mode): $fails failure(s)"
 [ "$fails" = 0 ]

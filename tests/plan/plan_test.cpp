@@ -132,6 +132,24 @@ TEST(Plan, HardLinksReachTheSupervisorWhereWritesAreJudged) {
   EXPECT_TRUE(plan.filter.has(Gate::HardLinks));
 }
 
+TEST(Plan, RootsWriteOpensAreJudgedForTheKernelsSettings) {
+  // A sandbox inside a root session mounts a proc or sys of its own,
+  // writable: whatever the policy, every write open reaches the supervisor,
+  // which refuses the kernel's settings (notify/kernel_files.h).
+  Policy p = load(kProtectTree);
+  HostFacts h = host_with_dir("/srv/fixture");
+  PlanInput in = session();
+  in.keep = false;
+  EXPECT_FALSE(make_plan(p, in, h).filter.has(Gate::WriteOpens));
+  in.root = true;
+  Plan plan = make_plan(p, in, h);
+  EXPECT_TRUE(plan.filter.has(Gate::WriteOpens));
+  // Nothing else changes: allowed writes are still the kernel's to carry
+  // out, and hard links (no kernel setting has one) still answer themselves.
+  EXPECT_TRUE(plan.kernel_carried & bit(Action::FileWrite));
+  EXPECT_FALSE(plan.filter.has(Gate::HardLinks));
+}
+
 TEST(Plan, ARuleOnSendsAloneSendsThemToTheSupervisor) {
   PlanInput in = session();
   in.keep = false;
