@@ -20,6 +20,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdio>
 #include <cstring>
 
 #include "syscalls/compat.h"
@@ -198,17 +199,28 @@ int apply_landlock(int abi) {
 // may not write its own full map: a child made before the unshare, still
 // root outside, writes it.  Returns 0 or an errno.
 int enter_locked_mounts() {
+  // Neither malloc nor glibc's fork() here: this process was cloned from a
+  // multithreaded one without fork's handlers, so an allocator lock another
+  // thread held at that moment is held here for good, and fork() takes every
+  // one of them.  The writer is a raw clone that uses only the stack.
   int go[2];
   if (pipe2(go, O_CLOEXEC)) return errno;
   pid_t self = static_cast<pid_t>(syscall(SYS_getpid));
-  pid_t writer = fork();
+  char uid_map[64], gid_map[64];
+  snprintf(uid_map, sizeof uid_map, "/proc/%d/uid_map", self);
+  snprintf(gid_map, sizeof gid_map, "/proc/%d/gid_map", self);
+  long writer = syscall(SYS_clone, SIGCHLD, nullptr, nullptr, nullptr, 0);
   if (writer == 0) {
     close(go[1]);
     char c;
     if (read(go[0], &c, 1) != 1) _exit(ECANCELED);  // the unshare failed
-    std::string base = "/proc/" + std::to_string(self);
-    const char* all = "0 0 4294967295\n";
-    if (!write_file(base + "/uid_map", all) || !write_file(base + "/gid_map", all)) _exit(errno ? errno : EIO);
+    static const char kAll[] = "0 0 4294967295\n";
+    for (const char* file : {uid_map, gid_map}) {
+      int fd = open(file, O_WRONLY | O_CLOEXEC);
+      if (fd < 0) _exit(errno);
+      if (write(fd, kAll, sizeof kAll - 1) != static_cast<ssize_t>(sizeof kAll - 1)) _exit(errno ? errno : EIO);
+      close(fd);
+    }
     _exit(0);
   }
   close(go[0]);
@@ -218,7 +230,7 @@ int enter_locked_mounts() {
   close(go[1]);
   if (writer > 0) {
     int st = 0;
-    if (waitpid(writer, &st, 0) != writer || !WIFEXITED(st))
+    if (waitpid(static_cast<pid_t>(writer), &st, 0) != writer || !WIFEXITED(st))
       err = err ? err : EIO;
     else if (!err && WEXITSTATUS(st))
       err = WEXITSTATUS(st);
