@@ -106,6 +106,17 @@ UniqueFd open_dir(const std::string& path) {
   return fd;
 }
 
+std::string read_untouched(const std::string& path) {
+  int fd = open(path.c_str(), O_RDONLY | O_NOATIME | O_CLOEXEC);
+  if (fd < 0 && errno == EPERM) fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) fail("open " + path);
+  std::string out;
+  char buf[65536];
+  for (ssize_t n; (n = read(fd, buf, sizeof buf)) > 0;) out.append(buf, static_cast<size_t>(n));
+  close(fd);
+  return out;
+}
+
 FullState state_of(const std::string& path) {
   FullState s;
   struct stat st;
@@ -120,7 +131,7 @@ FullState state_of(const std::string& path) {
   s.atime_ns = int64_t{st.st_atim.tv_sec} * 1000000000 + st.st_atim.tv_nsec;
   s.mtime_ns = int64_t{st.st_mtim.tv_sec} * 1000000000 + st.st_mtim.tv_nsec;
   if (S_ISREG(st.st_mode)) {
-    s.content = read_file(path);
+    s.content = read_untouched(path);
   } else if (S_ISLNK(st.st_mode)) {
     char buf[4096];
     ssize_t n = readlink(path.c_str(), buf, sizeof buf);

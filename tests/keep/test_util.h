@@ -58,6 +58,10 @@ struct FullState {
   std::map<std::string, std::string> xattrs;
   bool operator==(const FullState&) const = default;
 };
+// A file's content, read without moving its access time (a plain read
+// does under relatime while the atime is not after the mtime): looking must
+// not change what the tests compare.
+std::string read_untouched(const std::string& path);
 FullState state_of(const std::string& path);  // lstat: a symlink is itself
 std::ostream& operator<<(std::ostream& os, const FullState& s);
 
