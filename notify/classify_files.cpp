@@ -34,34 +34,32 @@ bool on_procfs_fd(int fd) {
 // What writing the resolved (existing) file would change of the kernel's:
 // judged on the file system the object is on, wherever it is mounted.
 KernelFile kernel_target(const Resolved& r, PathContext& ctx) {
+  constexpr KernelFile kUnknown{KernelFile::Setting, nullptr};  // fail closed
   UniqueFd own;
+  auto file_itself = [&]() -> int {
+    if (r.object) return r.object.get();
+    if (!own) own.reset(openat(r.parent.get(), r.name.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
+    return own.get();
+  };
   int fd = r.object ? r.object.get() : r.parent.get();
   if (!r.object) {
     // The file may be a mount point of its own (bound onto its name).
     struct stat dir;
-    if (fstat(fd, &dir) != 0) return {KernelFile::Setting, nullptr};
-    if (dir.st_dev != r.st.st_dev) {
-      own.reset(openat(fd, r.name.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
-      if (!own) return {KernelFile::Setting, nullptr};
-      fd = own.get();
-    }
+    if (fstat(fd, &dir) != 0) return kUnknown;
+    if (dir.st_dev != r.st.st_dev && (fd = file_itself()) < 0) return kUnknown;
   }
   struct statfs sf;
-  if (fstatfs(fd, &sf) != 0) return {KernelFile::Setting, nullptr};
+  if (fstatfs(fd, &sf) != 0) return kUnknown;
   if (!kernel_fs(sf.f_type)) return {};
   if (sf.f_type != PROC_SUPER_MAGIC) return kernel_file(sf.f_type, "");
   // Where in its procfs: a process's own directory or the machine's.
-  if (!own && !r.object) {
-    own.reset(openat(fd, r.name.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
-    if (!own) return {KernelFile::Setting, nullptr};
-  }
-  int file = own ? own.get() : fd;
+  int file = file_itself();
   MountMap* mounts = ctx.mounts();
-  auto m = mounts ? mounts->mount_of(file, ctx.tid()) : Result<MountEntry>(Error{EPERM, "no mount map"});
-  if (!m) return {KernelFile::Setting, nullptr};
+  if (file < 0 || !mounts) return kUnknown;
+  auto m = mounts->mount_of(file, ctx.tid());
+  if (!m) return kUnknown;
   auto in_fs = fs_path_of(*m, fd_path(file));
-  if (!in_fs) return {KernelFile::Setting, nullptr};
-  return kernel_file(sf.f_type, *in_fs);
+  return in_fs ? kernel_file(sf.f_type, *in_fs) : kUnknown;
 }
 
 // Whether the thread is in a namespace of the kind `ns` other than the
